@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Build/test dependencies for ppsearch from Debian 12 packages (run as root).
+# The line verified in design/environment.md section 1, plus Google Benchmark and clang-format.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps.sh: run as root (or install sudo)" >&2; exit 1; }
+  SUDO="sudo -n"
+fi
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends \
+  cmake g++ make pkg-config libgtest-dev \
+  libopenmpi-dev openmpi-bin \
+  libboost-program-options-dev \
+  libhdf5-openmpi-dev hdf5-tools \
+  python3-h5py \
+  slurm-wlm munge \
+  libbenchmark-dev clang-format >/dev/null

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Slurm end to end (CTest label "slurm"): needs a running Slurm, e.g. from .ci/slurm-up.sh, with
+# SLURM_CONF set; exits 77 (skipped) without it.
+#  1. bash -n on every jobs/*.sbatch
+#  2. sbatch jobs/search-128-h200.sbatch; wait (squeue polling, bounded); JobState=COMPLETED and
+#     ExitCode=0:0; its HDF5 file has /candidates and /best (one row, gpus == 128)
+#  3. srun -n 2 --mpi=pmix ppsearch --gpus 128: the same checks, and /best equals the job's
+#     (4 ranks there, 2 here: the result must not depend on the rank count)
+# Environment (set by tests/CMakeLists.txt): PPSEARCH, SOURCE_DIR, BUILD_DIR, PPSEARCH_RESULTS.
+set -euo pipefail
+if [ -z "${SLURM_CONF:-}" ]; then
+  echo "SLURM_CONF is not set: no Slurm to test against (skipped)"
+  exit 77
+fi
+: "${PPSEARCH:?}" "${SOURCE_DIR:?}" "${BUILD_DIR:?}"
+[ -x "$PPSEARCH" ] || { echo "FAIL: no ppsearch binary at '$PPSEARCH'"; exit 1; }
+RESULTS=${PPSEARCH_RESULTS:-$BUILD_DIR/tests/slurm_results}
+rm -rf "$RESULTS"
+mkdir -p "$RESULTS"
+export PPSEARCH PPSEARCH_RESULTS=$RESULTS OMP_NUM_THREADS=1
+LIMIT_S=${SLURM_TEST_LIMIT_S:-600}
+
+check_h5() {  # check_h5 FILE [REFERENCE]: schema checks; /best equal to REFERENCE's if given
+  /usr/bin/python3 - "$@" <<'PY'
+import sys
+import h5py
+import numpy as np
+
+def best(path):
+    with h5py.File(path, "r") as f:
+        for name in ("candidates", "best"):
+            assert name in f, f"/{name} missing in {path}"
+        cand, b = f["candidates"][...], f["best"][...]
+    assert cand.shape[0] > 0, f"{path}: /candidates is empty"
+    assert b.shape == (1,), f"{path}: /best has {b.shape[0]} rows, expected 1 (--gpus 128)"
+    assert int(b["gpus"][0]) == 128, f"{path}: /best gpus = {b['gpus'][0]}"
+    assert 0.0 < float(b["mfu"][0]) <= 1.0, f"{path}: /best mfu = {b['mfu'][0]}"
+    print(f"{path}: {cand.shape[0]} candidates, best mfu {float(b['mfu'][0]):.4f}")
+    return b
+
+b = best(sys.argv[1])
+if len(sys.argv) > 2:
+    ref = best(sys.argv[2])
+    assert b.dtype == ref.dtype, (b.dtype, ref.dtype)
+    for field in b.dtype.names:
+        x, y = b[field], ref[field]
+        same = (np.array_equal(x, y, equal_nan=True) if x.dtype.kind == "f"
+                else np.array_equal(x, y))
+        assert same, f"/best.{field} differs: {x} here vs {y} in {sys.argv[2]}"
+    print(f"/best identical to {sys.argv[2]}")
+PY
+}
+
+echo "--- 1. job scripts parse"
+for job in "$SOURCE_DIR"/jobs/*.sbatch; do
+  bash -n "$job"
+  grep -q '^#SBATCH --job-name=' "$job" || { echo "FAIL: $job has no #SBATCH --job-name"; exit 1; }
+done
+
+echo "--- 2. sbatch jobs/search-128-h200.sbatch"
+cd "$SOURCE_DIR"  # the job resolves configs/ and results/ against the submit dir
+jid=$(timeout 30 sbatch --parsable --output="$RESULTS/slurm-%x-%j.out" \
+        jobs/search-128-h200.sbatch)
+echo "job $jid submitted"
+start=$SECONDS
+while timeout 10 squeue -h -j "$jid" 2>/dev/null | grep -q .; do
+  if [ $((SECONDS - start)) -ge "$LIMIT_S" ]; then
+    scancel "$jid" || true
+    echo "FAIL: job $jid still queued/running after $LIMIT_S s"
+    exit 1
+  fi
+  sleep 0.5
+done
+echo "job $jid left the queue after $((SECONDS - start)) s"
+cat "$RESULTS"/slurm-search-128-h200-"$jid".out || true
+info=$(scontrol show job "$jid")
+echo "$info" | grep -E 'JobState|ExitCode'
+echo "$info" | grep -q 'JobState=COMPLETED' || { echo "FAIL: job $jid did not complete"; exit 1; }
+echo "$info" | grep -q 'ExitCode=0:0' || { echo "FAIL: job $jid exit code is not 0:0"; exit 1; }
+shopt -s nullglob
+h5s=("$RESULTS"/*_search-128-h200_"$jid"/*.h5)
+[ "${#h5s[@]}" -eq 1 ] || { echo "FAIL: expected one .h5 in $RESULTS/*_$jid, found ${#h5s[@]}"; exit 1; }
+job_h5=${h5s[0]}
+check_h5 "$job_h5"
+[ -s "$(dirname "$job_h5")/ranked.txt" ] || { echo "FAIL: ranked.txt missing or empty"; exit 1; }
+
+echo "--- 3. srun -n 2 --mpi=pmix ppsearch --gpus 128"
+srun_h5=$RESULTS/srun_np2.h5
+timeout "$LIMIT_S" srun -n 2 --mpi=pmix "$PPSEARCH" --gpus 128 --output "$srun_h5" \
+  --overwrite --quiet
+check_h5 "$srun_h5" "$job_h5"
+echo "slurm: 2 passed, 0 failed (sbatch, srun)"
