@@ -1,0 +1,82 @@
+// One candidate configuration and the value an evaluation returns for it.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <tuple>
+#include <vector>
+
+#include "ppsearch/spec/specs.hpp"
+
+namespace ppsearch {
+
+// Plain, trivially copyable: rank 0 broadcasts candidates as bytes.
+struct Candidate {
+  std::int32_t gpus = 0;
+  std::int32_t tp = 1, pp = 1, cp = 1, dp = 1;
+  std::int32_t vpp = 1;               // model chunks per pipeline rank (1 = not interleaved)
+  std::int32_t mbs = 1;               // micro-batch size (sequences)
+  std::int32_t num_microbatches = 1;  // per pipeline per step
+  std::int32_t global_batch_size = 0;
+  Schedule schedule = Schedule::k1F1B;
+  Recompute recompute = Recompute::kNone;
+  std::uint8_t sp = 0;    // sequence parallelism 0/1
+  std::uint8_t zero = 0;  // ZeRO stage 0..3
+};
+
+// Total order used as the tie-break everywhere (deterministic ranking).
+inline auto candidate_key(const Candidate& c) {
+  return std::make_tuple(c.gpus, c.tp, c.pp, c.cp, c.dp, c.vpp, c.mbs,
+                         static_cast<int>(c.schedule), static_cast<int>(c.recompute), c.sp, c.zero);
+}
+inline bool key_less(const Candidate& a, const Candidate& b) {
+  return candidate_key(a) < candidate_key(b);
+}
+
+// Why a candidate cannot run. Values are stable (written to HDF5 as an enum).
+enum class Infeasible : std::uint8_t {
+  kNone = 0,
+  kMemory = 1,          // some pipeline rank needs more than the GPU's memory
+  kTooFewLayers = 2,    // more (virtual) stages than items to place
+  kSchedule = 3,        // schedule cannot be built for this shape
+};
+inline constexpr int kNumInfeasible = 4;
+const char* to_string(Infeasible);
+
+struct StageResult {
+  std::int32_t stage = 0;          // 0-based virtual stage
+  std::int32_t pipeline_rank = 0;
+  std::int32_t first_layer = 0;    // 0 = embedding, 1..L = layers, L+1 = head + loss
+  std::int32_t last_layer = 0;     // inclusive
+  double time_s = 0;               // forward + backward of one micro-batch
+  double memory_gb = 0;            // peak on that pipeline rank
+};
+
+struct Evaluation {
+  bool feasible = false;
+  Infeasible reason = Infeasible::kNone;
+  // Figures behind a memory failure: which rank, how much it needs, the capacity.
+  std::int32_t worst_rank = -1;
+  double needed_bytes = 0;
+  double capacity_bytes = 0;
+
+  double iteration_time_s = std::numeric_limits<double>::quiet_NaN();
+  double mfu = std::numeric_limits<double>::quiet_NaN();
+  double hfu = std::numeric_limits<double>::quiet_NaN();
+  double tflops_per_gpu = std::numeric_limits<double>::quiet_NaN();
+  double tokens_per_s = std::numeric_limits<double>::quiet_NaN();
+  double bubble_fraction = std::numeric_limits<double>::quiet_NaN();
+  double peak_memory_gb = std::numeric_limits<double>::quiet_NaN();
+  // Exposed (not overlapped) time per step on the critical pipeline rank.
+  double compute_s = std::numeric_limits<double>::quiet_NaN();
+  double tp_comm_s = std::numeric_limits<double>::quiet_NaN();
+  double cp_comm_s = std::numeric_limits<double>::quiet_NaN();
+  double pp_comm_s = std::numeric_limits<double>::quiet_NaN();
+  double dp_comm_s = std::numeric_limits<double>::quiet_NaN();
+  double pipeline_s = std::numeric_limits<double>::quiet_NaN();   // schedule makespan
+  double optimizer_s = std::numeric_limits<double>::quiet_NaN();
+  std::vector<StageResult> stages;  // one per virtual stage (feasible only)
+};
+
+}  // namespace ppsearch

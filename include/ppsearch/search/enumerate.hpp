@@ -1,0 +1,33 @@
+// Enumeration of candidate configurations on rank 0, filtered by small named
+// rules; the number of candidates each rule removes is reported.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ppsearch/search/candidate.hpp"
+#include "ppsearch/spec/specs.hpp"
+
+namespace ppsearch {
+
+struct RuleCount {
+  std::string name;     // e.g. "tp_divides_heads"
+  std::string meaning;  // one line for the summary
+  std::int64_t removed = 0;
+};
+
+struct Enumeration {
+  std::vector<Candidate> candidates;  // in a fixed, deterministic order
+  std::vector<RuleCount> rules;       // in rule order
+  std::int64_t considered = 0;        // combinations before the rules
+};
+
+// The values a knob takes when it is `auto` (documented in the README).
+std::vector<int> auto_tp_values(const Problem&, int gpus);
+std::vector<int> auto_cp_values(const Problem&, int gpus);
+std::vector<int> auto_mbs_values(const Problem&);
+
+Enumeration enumerate_candidates(const Problem&);
+
+}  // namespace ppsearch

@@ -1,0 +1,106 @@
+// Plain specs of the problem: model, training, GPU, cluster and search knobs.
+// SI units inside (bytes, seconds, FLOP/s); config keys carry their units
+// (interface.md §2) and are converted once, in spec/keys.cpp.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ppsearch {
+
+enum class MlpKind : std::uint8_t { kSwiGLU, kGeLU };
+enum class AttentionFlops : std::uint8_t { kFull, kCausal };
+enum class Recompute : std::uint8_t { kNone = 0, kSelective = 1, kFull = 2 };
+// Keep in step with schedule/schedule.hpp's ScheduleKind (same numeric values).
+enum class Schedule : std::uint8_t { kGPipe = 0, k1F1B = 1, kInterleaved1F1B = 2, kZBH1 = 3 };
+inline constexpr int kNumSchedules = 4;
+inline constexpr int kNumRecompute = 3;
+
+const char* to_string(Recompute);
+const char* to_string(Schedule);
+const char* to_string(MlpKind);
+const char* to_string(AttentionFlops);
+bool parse_recompute(const std::string&, Recompute*);
+bool parse_schedule_name(const std::string&, Schedule*);
+
+struct ModelSpec {
+  std::string name = "model";
+  int layers = 0;            // transformer layers L_t
+  int hidden_size = 0;       // h
+  int ffn_hidden_size = 0;   // F (width of each MLP matrix)
+  int attention_heads = 0;   // a
+  int kv_heads = 0;          // g (0 in a file = same as attention_heads; resolved on load)
+  int head_dim = 0;          // d_h (0 = hidden_size / attention_heads; resolved on load)
+  int vocab_size = 0;        // V (padded)
+  int seq_length = 0;        // s
+  MlpKind mlp = MlpKind::kSwiGLU;
+  bool tied_embeddings = false;
+};
+
+struct TrainingSpec {
+  int global_batch_size = 0;  // sequences per optimizer step
+  std::string precision = "bf16";
+  AttentionFlops attention_flops = AttentionFlops::kFull;
+  bool overlap_grad_reduce = true;   // Megatron --overlap-grad-reduce
+  bool overlap_param_gather = true;  // Megatron --overlap-param-gather (distributed optimizer)
+};
+
+struct GpuSpec {
+  std::string name;
+  double peak_flop_per_s = 0;        // dense 16-bit
+  double memory_bytes = 0;           // HBM capacity
+  double hbm_bytes_per_s = 0;        // HBM bandwidth
+  // Calibration constants (each preset documents its source).
+  int sm_count = 132;                // for wave quantisation
+  int gemm_tile_m = 128;             // output tile for wave quantisation
+  int gemm_tile_n = 256;
+  double gemm_efficiency = 0.8;      // achievable fraction of peak for large GEMMs (MAMF / peak)
+  double gemm_overhead_s = 4e-6;     // fixed cost per GEMM kernel
+  double attention_efficiency = 0.5; // FlashAttention achieved fraction of peak
+  double memory_efficiency = 0.8;    // achieved HBM fraction for element-wise ops
+  double memory_reserved_bytes = 2e9;  // CUDA context + library workspaces
+  double activation_overhead = 1.08;   // allocator fragmentation / temporaries factor on activations
+  double comm_buffer_bytes = 0.7e9;    // per NCCL communicator
+};
+
+struct ClusterSpec {
+  std::string name;
+  std::string gpu_preset;            // name of the GPU preset the cluster uses (informational once resolved)
+  int gpus_per_node = 8;
+  int nvlink_domain_size = 0;        // 0 = gpus_per_node (resolved on load)
+  double nvlink_bytes_per_s = 0;     // per GPU, per direction
+  double nvlink_latency_s = 0;
+  double network_bytes_per_s = 0;    // scale-out NIC bandwidth per GPU, per direction
+  double network_latency_s = 0;
+  std::string fabric = "infiniband";
+  // Calibration constants.
+  double nvlink_efficiency = 0.8;    // achieved bus bandwidth / line rate
+  double network_efficiency = 0.9;
+  double tp_comm_overlap = 0.0;      // fraction of TP communication hidden behind compute
+  double dp_comm_overlap = 0.9;      // fraction of the last backward available to hide DP reduction
+  bool p2p_blocking = true;          // Megatron non-interleaved 1F1B uses blocking p2p
+  bool allow_tp_across_domains = false;
+};
+
+struct SearchSpec {
+  // Empty list = auto (every valid value).
+  std::vector<int> tp, pp, cp, vpp, mbs;
+  std::vector<Schedule> schedule;
+  std::vector<Recompute> recompute;
+  std::vector<int> sp;    // 0/1
+  std::vector<int> zero;  // 0..3
+  bool reference_partitioner = false;  // --partitioner reference
+  bool full_simulation = false;        // simulate every micro-batch instead of the periodic fast path
+};
+
+struct Problem {
+  ModelSpec model;
+  TrainingSpec training;
+  GpuSpec gpu;
+  ClusterSpec cluster;
+  SearchSpec search;
+  std::vector<int> gpus;  // GPU counts to search
+};
+
+}  // namespace ppsearch

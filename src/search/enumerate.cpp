@@ -1,0 +1,177 @@
+#include "ppsearch/search/enumerate.hpp"
+
+#include <algorithm>
+
+namespace ppsearch {
+namespace {
+
+std::vector<int> divisors(int n) {
+  std::vector<int> d;
+  for (int i = 1; i <= n; ++i)
+    if (n % i == 0) d.push_back(i);
+  return d;
+}
+
+// Rule indices (order = the order in which they are checked and reported).
+enum Rule {
+  kTpDividesGpus,
+  kTpDividesHeads,
+  kTpFitsDomain,
+  kCpDividesGpus,
+  kCpDividesSequence,
+  kPpDividesGpus,
+  kPpFitsLayers,
+  kBatchDivisible,
+  kSpNeedsTp,
+  kZeroNeedsDp,
+  kZeroStage23NoPp,
+  kPp1OneSchedule,
+  kInterleavedNeedsPp2,
+  kInterleavedMicrobatches,
+  kVppDividesLayers,
+  kNumRules
+};
+
+const char* kRuleNames[kNumRules][2] = {
+    {"tp_divides_gpus", "TP must divide the GPU count"},
+    {"tp_divides_heads", "TP must divide the attention heads and the KV heads"},
+    {"tp_fits_nvlink_domain", "TP must fit in one NVLink domain (cluster.allow_tp_across_domains)"},
+    {"cp_divides_gpus", "TP·CP must divide the GPU count"},
+    {"cp_divides_sequence", "load-balanced CP splits the sequence into 2·CP equal chunks"},
+    {"pp_divides_gpus", "TP·CP·PP must divide the GPU count"},
+    {"pp_fits_layers", "PP must not exceed the number of transformer layers"},
+    {"batch_divisible", "global batch must be divisible by DP × micro-batch size"},
+    {"sp_needs_tp", "sequence parallelism needs TP > 1"},
+    {"zero_needs_dp", "ZeRO sharding needs DP·CP > 1"},
+    {"zero23_needs_pp1", "ZeRO-2/3 are not combined with pipeline parallelism (DeepSpeed, Megatron)"},
+    {"pp1_one_schedule", "with PP = 1 all schedules coincide: only one is kept"},
+    {"interleaved_needs_pp2", "interleaving needs PP ≥ 2 and VPP ≥ 2"},
+    {"interleaved_microbatches", "interleaving needs the micro-batch count divisible by PP"},
+    {"vpp_divides_layers", "interleaving needs the layers divisible by PP × VPP"},
+};
+
+}  // namespace
+
+std::vector<int> auto_tp_values(const Problem&, int gpus) { return divisors(gpus); }
+
+std::vector<int> auto_cp_values(const Problem& pb, int gpus) {
+  // Context parallelism pays off for long sequences; auto tries powers of two that
+  // leave each CP rank at least 2048 tokens (Megatron recommends CP for s ≥ 8k).
+  std::vector<int> out;
+  for (int c = 1; c <= gpus; c *= 2)
+    if (c == 1 || pb.model.seq_length / c >= 2048) out.push_back(c);
+  return out;
+}
+
+std::vector<int> auto_mbs_values(const Problem&) { return {1, 2, 4, 8, 16}; }
+
+Enumeration enumerate_candidates(const Problem& pb) {
+  Enumeration en;
+  std::int64_t removed[kNumRules] = {};
+  const ModelSpec& m = pb.model;
+  const SearchSpec& ss = pb.search;
+  const int B = pb.training.global_batch_size;
+  const int domain = pb.cluster.nvlink_domain_size;
+
+  std::vector<Schedule> schedules = ss.schedule;
+  if (schedules.empty())
+    schedules = {Schedule::kGPipe, Schedule::k1F1B, Schedule::kInterleaved1F1B, Schedule::kZBH1};
+  std::vector<Recompute> recomputes = ss.recompute;
+  if (recomputes.empty()) recomputes = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
+  std::vector<int> sps = ss.sp.empty() ? std::vector<int>{0, 1} : ss.sp;
+  std::vector<int> zeros = ss.zero.empty() ? std::vector<int>{0, 1, 2, 3} : ss.zero;
+  const std::vector<int> mbs_values = ss.mbs.empty() ? auto_mbs_values(pb) : ss.mbs;
+  // The schedule kept when PP = 1: 1F1B if listed, else the first listed.
+  const Schedule pp1_schedule =
+      std::find(schedules.begin(), schedules.end(), Schedule::k1F1B) != schedules.end()
+          ? Schedule::k1F1B
+          : schedules.front();
+
+  std::vector<int> gpus = pb.gpus;
+  for (int N : gpus) {
+    const std::vector<int> tps = ss.tp.empty() ? auto_tp_values(pb, N) : ss.tp;
+    const std::vector<int> cps = ss.cp.empty() ? auto_cp_values(pb, N) : ss.cp;
+    for (int tp : tps) {
+      for (int cp : cps) {
+        const std::vector<int> pps = ss.pp.empty() ? divisors(std::max(1, N / std::max(1, tp * cp))) : ss.pp;
+        for (int pp : pps) {
+          // Everything below this point multiplies; count combinations in bulk when a
+          // rule on the outer degrees fails.
+          for (int mbs : mbs_values) {
+            for (Schedule sch : schedules) {
+              std::vector<int> vpps{1};
+              if (sch == Schedule::kInterleaved1F1B) {
+                if (!ss.vpp.empty()) {
+                  vpps = ss.vpp;
+                } else {
+                  vpps.clear();
+                  for (int v = 2; pp >= 1 && v * pp <= m.layers; ++v)
+                    if (m.layers % (v * pp) == 0) vpps.push_back(v);
+                  if (vpps.empty()) vpps.push_back(2);  // removed below, and counted
+                }
+              }
+              for (int vpp : vpps) {
+                for (Recompute rc : recomputes) {
+                  for (int sp : sps) {
+                    for (int z : zeros) {
+                      ++en.considered;
+                      auto fail = [&](Rule r) {
+                        ++removed[r];
+                        return true;
+                      };
+                      if (N % tp != 0 && fail(kTpDividesGpus)) continue;
+                      if ((m.attention_heads % tp != 0 || m.kv_heads % tp != 0) &&
+                          fail(kTpDividesHeads))
+                        continue;
+                      if (tp > domain && !pb.cluster.allow_tp_across_domains && fail(kTpFitsDomain))
+                        continue;
+                      if ((N / tp) % cp != 0 && fail(kCpDividesGpus)) continue;
+                      if (cp > 1 && m.seq_length % (2 * cp) != 0 && fail(kCpDividesSequence))
+                        continue;
+                      if ((N / tp / cp) % pp != 0 && fail(kPpDividesGpus)) continue;
+                      if (pp > m.layers && fail(kPpFitsLayers)) continue;
+                      const int dp = N / tp / cp / pp;
+                      if (B % (dp * mbs) != 0 && fail(kBatchDivisible)) continue;
+                      const int M = B / (dp * mbs);
+                      if (sp && tp == 1 && fail(kSpNeedsTp)) continue;
+                      if (z > 0 && dp * cp == 1 && fail(kZeroNeedsDp)) continue;
+                      if (z >= 2 && pp > 1 && fail(kZeroStage23NoPp)) continue;
+                      if (pp == 1 && sch != pp1_schedule && fail(kPp1OneSchedule)) continue;
+                      if (sch == Schedule::kInterleaved1F1B) {
+                        if ((pp < 2 || vpp < 2) && fail(kInterleavedNeedsPp2)) continue;
+                        if (M % pp != 0 && fail(kInterleavedMicrobatches)) continue;
+                        if (m.layers % (pp * vpp) != 0 && fail(kVppDividesLayers)) continue;
+                      } else if (vpp != 1) {
+                        continue;  // not generated
+                      }
+                      Candidate c;
+                      c.gpus = N;
+                      c.tp = tp;
+                      c.pp = pp;
+                      c.cp = cp;
+                      c.dp = dp;
+                      c.vpp = vpp;
+                      c.mbs = mbs;
+                      c.num_microbatches = M;
+                      c.global_batch_size = B;
+                      c.schedule = sch;
+                      c.recompute = rc;
+                      c.sp = static_cast<std::uint8_t>(sp);
+                      c.zero = static_cast<std::uint8_t>(z);
+                      en.candidates.push_back(c);
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  for (int r = 0; r < kNumRules; ++r)
+    en.rules.push_back(RuleCount{kRuleNames[r][0], kRuleNames[r][1], removed[r]});
+  return en;
+}
+
+}  // namespace ppsearch

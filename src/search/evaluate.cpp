@@ -1,0 +1,379 @@
+#include "ppsearch/search/evaluate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "ppsearch/cost/comm.hpp"
+#include "ppsearch/cost/items.hpp"
+#include "ppsearch/partition/partition.hpp"
+#include "ppsearch/schedule/pipeline_schedule.hpp"
+
+namespace ppsearch {
+
+const char* to_string(Infeasible r) {
+  switch (r) {
+    case Infeasible::kNone: return "none";
+    case Infeasible::kMemory: return "memory";
+    case Infeasible::kTooFewLayers: return "too_few_layers";
+    case Infeasible::kSchedule: return "schedule";
+  }
+  return "?";
+}
+
+struct Evaluator::Impl {
+  const Problem& pb;
+  EvalOptions opt;
+  Links links;
+  double model_flops = 0;  // per step at the training's global batch
+  PartitionProblem part;
+  PartitionWorkspace part_ws;
+  Partition part_ref;  // holds the reference partitioner's result
+  ScheduleInput sched;
+  SimWorkspace sim_ws;
+  ScheduleResult sim;
+  std::vector<double> hop_s;  // per virtual-stage boundary
+  // Per device accumulators.
+  std::vector<double> dev_static, dev_transient, dev_params, dev_compute, dev_tp, dev_cp,
+      dev_window, dev_mem, dev_finish, dev_dp_exposed;
+
+  Impl(const Problem& p, EvalOptions o) : pb(p), opt(o), links(effective_links(p.cluster)) {}
+};
+
+Evaluator::Evaluator(const Problem& problem, EvalOptions options)
+    : impl_(std::make_unique<Impl>(problem, options)) {}
+Evaluator::~Evaluator() = default;
+Evaluator::Evaluator(Evaluator&&) noexcept = default;
+
+namespace {
+
+void set_infeasible(Evaluation* e, Infeasible why) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  e->feasible = false;
+  e->reason = why;
+  e->iteration_time_s = e->mfu = e->hfu = e->tflops_per_gpu = e->tokens_per_s = nan;
+  e->bubble_fraction = e->peak_memory_gb = e->compute_s = e->tp_comm_s = e->cp_comm_s = nan;
+  e->pp_comm_s = e->dp_comm_s = e->pipeline_s = e->optimizer_s = nan;
+  e->stages.clear();
+}
+
+// Per-stage in-flight micro-batches k_σ (algorithms.md §1.1 "How memory enters",
+// §2.1 table, §4.3).
+double in_flight(Schedule s, int sigma, int P, int v, int M, double wkeep_ratio) {
+  switch (s) {
+    case Schedule::kGPipe: return M;
+    case Schedule::k1F1B: return std::min(P - sigma, M);
+    case Schedule::kInterleaved1F1B: {
+      // Rank r holds (v−1)P + 2(P−r−1) + 1 chunk activations (SC21 §2.2.2; Megatron
+      // warm-up). The chunk chain cannot see a device's other chunks, so every
+      // chunk is charged rank 0's per-chunk share: a conservative heuristic,
+      // checked afterwards against the simulated per-device peak.
+      const double chunks = std::min<double>((v - 1) * P + 2 * (P - 1) + 1, double(M) * v);
+      return chunks / v;
+    }
+    case Schedule::kZBH1:
+      // (P−σ) full micro-batches + σ holding only the W state (§2.1, §4.3).
+      return std::min(P - sigma, M) + std::min(sigma, M) * wkeep_ratio;
+  }
+  return M;
+}
+
+}  // namespace
+
+void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
+  Impl& I = *impl_;
+  const Problem& pb = I.pb;
+  Evaluation& e = *out;
+  e.worst_rank = -1;
+  e.needed_bytes = 0;
+  e.capacity_bytes = pb.gpu.memory_bytes;
+
+  const int P = c.pp, v = c.vpp, M = c.num_microbatches;
+  const int S = P * v;                   // virtual stages
+  const int n_items = pb.model.layers + 2;
+  if (S > n_items) {
+    set_infeasible(&e, Infeasible::kTooFewLayers);
+    return;
+  }
+  if (c.schedule == Schedule::kInterleaved1F1B && (M % P != 0 || P < 2)) {
+    set_infeasible(&e, Infeasible::kSchedule);
+    return;
+  }
+
+  const ChainCosts cc = chain_costs(pb, c, I.links);
+  const int ndom = pb.cluster.nvlink_domain_size;
+  const double cap = cc.capacity_bytes;
+
+  // ---- p2p hop times between consecutive virtual stages (§5.4) ------------------
+  // Pipeline rank p of pipeline 0 sits at global rank p·stride (TP, CP, DP inner).
+  const long long stride = 1LL * c.tp * c.cp * c.dp;
+  I.hop_s.assign(std::max(0, S - 1), 0.0);
+  for (int vs = 0; vs + 1 < S; ++vs) {
+    const long long ra = (vs % P) * stride, rb = ((vs + 1) % P) * stride;
+    if (ra == rb) continue;
+    const bool same = ra / ndom == rb / ndom;
+    I.hop_s[vs] = p2p_time(cc.boundary_bytes, same, I.links);
+  }
+  const bool blocking = pb.cluster.p2p_blocking;
+
+  // ---- Partition problem ------------------------------------------------------------
+  PartitionProblem& pp = I.part;
+  pp.stages = S;
+  pp.time_s.resize(n_items);
+  pp.static_bytes.resize(n_items);
+  pp.act_bytes.resize(n_items);
+  pp.transient_bytes.resize(n_items);
+  auto item = [&](int i) -> const ItemCost& {
+    return i == 0 ? cc.embed : (i == n_items - 1 ? cc.head : cc.layer);
+  };
+  for (int i = 0; i < n_items; ++i) {
+    const ItemCost& it = item(i);
+    pp.time_s[i] = it.time_s();
+    pp.static_bytes[i] = it.static_bytes;
+    pp.act_bytes[i] = it.act_bytes;
+    pp.transient_bytes[i] = it.transient_bytes;
+  }
+  const double wkeep_ratio = cc.layer.act_bytes > 0 ? cc.layer.wkeep_bytes / cc.layer.act_bytes : 0;
+  pp.in_flight.resize(S);
+  pp.extra_bytes.resize(S);
+  pp.comm_s.resize(S);
+  for (int s = 0; s < S; ++s) {
+    pp.in_flight[s] = in_flight(c.schedule, s % P, P, v, M, wkeep_ratio);
+    // Interleaved: each of a device's v chunks gets 1/v of the device (heuristic).
+    pp.extra_bytes[s] = cc.extra_bytes / v;
+    double cs = 0;
+    if (blocking) {  // the sender is busy for each activation / gradient it sends (§2.3)
+      if (s + 1 < S) cs += I.hop_s[s];
+      if (s > 0) cs += I.hop_s[s - 1];
+    }
+    pp.comm_s[s] = cs;
+  }
+  pp.capacity_bytes = cap / v;
+
+  const Partition* part = nullptr;
+  if (I.opt.reference_partitioner) {
+    I.part_ref = partition_reference(pp);
+    part = &I.part_ref;
+  } else {
+    part = &partition_fast(pp, I.part_ws);
+  }
+
+  // Per-device totals.
+  auto fill = [&](std::vector<double>& x) { x.assign(P, 0.0); };
+  fill(I.dev_static);
+  fill(I.dev_transient);
+  fill(I.dev_params);
+  fill(I.dev_compute);
+  fill(I.dev_tp);
+  fill(I.dev_cp);
+  fill(I.dev_window);
+  fill(I.dev_mem);
+  fill(I.dev_finish);
+  fill(I.dev_dp_exposed);
+
+  if (!part->feasible) {
+    // Report the memory of the time-optimal partition with no memory limit: which
+    // rank would need how much (figures for the user).
+    PartitionProblem relaxed = pp;
+    relaxed.capacity_bytes = std::numeric_limits<double>::infinity();
+    const Partition best = partition_fast(relaxed);
+    double worst = -1;
+    int worst_rank = 0;
+    for (int s = 0; s < S; ++s) {
+      const double m = stage_memory(relaxed, s, best.bounds[s], best.bounds[s + 1]) * v;
+      if (m > worst) {
+        worst = m;
+        worst_rank = s % P;
+      }
+    }
+    set_infeasible(&e, Infeasible::kMemory);
+    e.worst_rank = worst_rank;
+    e.needed_bytes = worst;
+    return;
+  }
+  const std::vector<int>& bounds = part->bounds;
+
+  // ---- Schedule simulation ----------------------------------------------------------
+  ScheduleInput& si = I.sched;
+  si.kind = static_cast<ScheduleKind>(static_cast<int>(c.schedule));
+  si.devices = P;
+  si.chunks = v;
+  si.microbatches = M;
+  si.mode = blocking ? P2PMode::kBlocking : P2PMode::kAsync;
+  si.fwd_s.assign(S, 0.0);
+  si.bwd_s.assign(S, 0.0);
+  si.wgt_s.assign(S, 0.0);
+  si.act_bytes.assign(S, 0.0);
+  si.wkeep_bytes.assign(S, 0.0);
+  si.p2p_s = I.hop_s;
+  for (int s = 0; s < S; ++s) {
+    const int d = s % P;
+    for (int i = bounds[s]; i < bounds[s + 1]; ++i) {
+      const ItemCost& it = item(i);
+      si.fwd_s[s] += it.fwd_s;
+      si.bwd_s[s] += it.bwd_s;
+      si.wgt_s[s] += it.wgt_s;
+      si.act_bytes[s] += it.act_bytes;
+      si.wkeep_bytes[s] += it.wkeep_bytes;
+      I.dev_static[d] += it.static_bytes;
+      I.dev_params[d] += it.params;
+      I.dev_transient[d] = std::max(I.dev_transient[d], it.transient_bytes);
+      I.dev_compute[d] += it.compute_s;
+      I.dev_tp[d] += it.tp_comm_s;
+      I.dev_cp[d] += it.cp_comm_s;
+    }
+    I.dev_window[d] += si.bwd_s[s] + si.wgt_s[s];
+  }
+  if (I.opt.full_simulation) {
+    simulate(si, I.sim_ws, &I.sim);
+  } else {
+    simulate_fast(si, I.sim_ws, &I.sim);
+  }
+  if (!I.sim.ok) {
+    set_infeasible(&e, Infeasible::kSchedule);
+    return;
+  }
+
+  // ---- Memory per pipeline rank from the simulated op order (§4.3, §4.6) -----------
+  double peak = 0;
+  int peak_rank = 0;
+  for (int d = 0; d < P; ++d) {
+    I.dev_mem[d] = I.dev_static[d] + I.sim.peak_act_bytes[d] + I.dev_transient[d] + cc.extra_bytes;
+    if (I.dev_mem[d] > peak) {
+      peak = I.dev_mem[d];
+      peak_rank = d;
+    }
+  }
+  e.worst_rank = peak_rank;
+  e.needed_bytes = peak;
+  if (peak > cap) {  // only possible for the interleaved / zero-bubble heuristics
+    set_infeasible(&e, Infeasible::kMemory);
+    e.worst_rank = peak_rank;
+    e.needed_bytes = peak;
+    return;
+  }
+
+  // ---- Data-parallel gradient reduction and the step tail (§2.4 assembly, §5.4) ------
+  const TrainingSpec& tr = pb.training;
+  const double dr = double(c.dp) * c.cp;
+  const GroupShape dp_group = group_shape(c.dp * c.cp, c.tp, ndom);
+  const double mem_bw = pb.gpu.hbm_bytes_per_s * pb.gpu.memory_efficiency;
+  double optimizer_s = 0, param_gather_exposed = 0;
+  int crit = 0;
+  double t_end = 0;
+  for (int d = 0; d < P; ++d) {
+    const double phi = I.dev_params[d];
+    double t_dp = 0, gather = 0;
+    if (dr > 1) {
+      if (c.zero == 0) {
+        // DDP: all-reduce of fp32 gradients (β_g = 4, Megatron default for bf16).
+        t_dp = collective_time(Collective::kAllReduce, 4.0 * phi, dp_group, I.links);
+      } else {
+        // Distributed optimizer / ZeRO: reduce-scatter of gradients, all-gather of
+        // the updated bf16 parameters (ZeRO §7: same volume as all-reduce).
+        t_dp = collective_time(Collective::kReduceScatter, 4.0 * phi, dp_group, I.links);
+        gather = collective_time(Collective::kAllGather, 2.0 * phi, dp_group, I.links);
+      }
+    }
+    double exposed = t_dp;
+    if (tr.overlap_grad_reduce)  // buckets reduce during the last micro-batch's backward
+      exposed = std::max(0.0, t_dp - pb.cluster.dp_comm_overlap * I.dev_window[d]);
+    if (c.zero == 3 && dr > 1) {
+      // Parameters gathered for every micro-batch's forward and backward, prefetched
+      // behind compute: only what exceeds the device's compute is exposed.
+      const double per_step = 2.0 * M * gather;
+      exposed += std::max(0.0, per_step - I.sim.busy_s[d]);
+      gather = 0;
+    }
+    if (!tr.overlap_param_gather) param_gather_exposed = std::max(param_gather_exposed, gather);
+    I.dev_dp_exposed[d] = exposed;
+    I.dev_finish[d] = I.sim.last_grad_end_s[d] + exposed;
+    if (I.dev_finish[d] > t_end) {
+      t_end = I.dev_finish[d];
+      crit = d;
+    }
+    // Adam step, memory-bound: fp32 grad, main weights, m, v read; main, m, v written;
+    // bf16 weights written; grad-norm read ≈ 34 bytes per parameter updated here.
+    const double updated = c.zero >= 1 ? phi / dr : phi;
+    optimizer_s = std::max(optimizer_s, 34.0 * updated / mem_bw);
+  }
+  // Tied embeddings: first and last stage all-reduce the embedding gradient (§5.4).
+  double tied_s = 0;
+  if (pb.model.tied_embeddings && P > 1) {
+    const long long last = (P - 1) * stride;
+    const GroupShape g{2, last < ndom ? 2 : 1, last < ndom ? 1 : 2};
+    tied_s = collective_time(Collective::kAllReduce, 4.0 * cc.embed.params, g, I.links);
+  }
+  // Gradient-norm all-reduce over the whole job: latency only.
+  const double gradnorm_s = 2.0 * I.links.network_latency_s;
+  const double t_iter = t_end + optimizer_s + param_gather_exposed + tied_s + gradnorm_s;
+
+  // ---- Figures ------------------------------------------------------------------------
+  const double n_gpu = c.gpus;
+  const double peak_flops = pb.gpu.peak_flop_per_s;
+  const double f_model = model_flops_per_step(pb.model, c.global_batch_size, tr.attention_flops);
+  const double f_hw = f_model + recompute_flops_per_step(pb.model, c.global_batch_size, c.recompute);
+  e.feasible = true;
+  e.reason = Infeasible::kNone;
+  e.iteration_time_s = t_iter;
+  e.mfu = f_model / (t_iter * n_gpu * peak_flops);
+  e.hfu = f_hw / (t_iter * n_gpu * peak_flops);
+  e.tflops_per_gpu = f_model / (t_iter * n_gpu) / 1e12;
+  e.tokens_per_s = double(c.global_batch_size) * pb.model.seq_length / t_iter;
+  e.bubble_fraction = std::max(0.0, I.sim.bubble_fraction);  // no negative rounding noise
+  e.peak_memory_gb = peak / 1e9;
+  e.pipeline_s = I.sim.time_s;
+  e.optimizer_s = optimizer_s;
+  e.compute_s = M * I.dev_compute[crit];
+  e.tp_comm_s = M * I.dev_tp[crit];
+  e.cp_comm_s = M * I.dev_cp[crit];
+  double pp_s = 0;
+  if (blocking) {
+    for (int s = crit; s < S; s += P) {
+      if (s + 1 < S) pp_s += I.hop_s[s];
+      if (s > 0) pp_s += I.hop_s[s - 1];
+    }
+  }
+  e.pp_comm_s = M * pp_s;
+  e.dp_comm_s = I.dev_dp_exposed[crit] + tied_s + param_gather_exposed;
+
+  e.stages.clear();
+  if (I.opt.want_stages) {
+    e.stages.reserve(S);
+    for (int s = 0; s < S; ++s) {
+      StageResult r;
+      r.stage = s;
+      r.pipeline_rank = s % P;
+      r.first_layer = bounds[s];
+      r.last_layer = bounds[s + 1] - 1;
+      r.time_s = si.fwd_s[s] + si.bwd_s[s] + si.wgt_s[s];
+      r.memory_gb = I.dev_mem[s % P] / 1e9;
+      e.stages.push_back(r);
+    }
+  }
+}
+
+Evaluation evaluate(const Problem& problem, const Candidate& c, EvalOptions options) {
+  Evaluator ev(problem, options);
+  return ev.evaluate(c);
+}
+
+std::string explain(const Evaluation& e) {
+  if (e.feasible) return {};
+  char buf[256];
+  switch (e.reason) {
+    case Infeasible::kMemory:
+      std::snprintf(buf, sizeof buf, "pipeline rank %d needs %.1f GB, the GPU has %.0f GB",
+                    e.worst_rank, e.needed_bytes / 1e9, e.capacity_bytes / 1e9);
+      return buf;
+    case Infeasible::kTooFewLayers:
+      return "more pipeline stages than layers to place";
+    case Infeasible::kSchedule:
+      return "the schedule cannot be built for this shape (interleaving needs M divisible by PP)";
+    case Infeasible::kNone: break;
+  }
+  return "infeasible";
+}
+
+}  // namespace ppsearch
