@@ -3,9 +3,13 @@
 namespace ppsearch {
 
 std::string ConfigIssue::message() const {
+  // "source: key = value: allowed"; without a key, "source: value: allowed".
   std::string m = source.empty() ? std::string() : source + ": ";
-  m += key;
-  if (!value.empty() || !key.empty()) m += " = " + value;
+  if (!key.empty()) {
+    m += key + " = " + value;
+  } else {
+    m += value;
+  }
   if (!allowed.empty()) m += ": " + allowed;
   return m;
 }

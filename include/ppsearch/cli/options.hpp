@@ -1,0 +1,66 @@
+/// \file
+/// The command line (interface.md §1) → a RunRequest, or an exit with a text
+/// (--help, --version, usage and configuration errors). Parsing only: nothing is
+/// printed, no file is written and the output file is not looked at (main does that).
+/// Std-only interface; Boost.Program_options is used in the .cpp only.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ppsearch/spec/specs.hpp"
+#include "ppsearch/util/error.hpp"
+
+namespace ppsearch {
+
+/// \brief Everything main needs to run one search.
+struct RunRequest {
+  Problem problem;              ///< loaded, checked and resolved
+  std::string resolved_config;  ///< resolved_ini(problem): the HDF5 attribute and the MPI broadcast
+  std::string output_path;      ///< --output, or results/<model>_<cluster>_<gpus>.h5
+  bool overwrite = false;       ///< --overwrite
+  int top = 10;                 ///< --top: rows of the ranked table on stdout
+  int threads = 0;              ///< --threads; 0 = OMP_NUM_THREADS, else all cores of the rank
+  bool quiet = false;           ///< --quiet
+  std::string command_line;     ///< "ppsearch" + the arguments, shell-quoted where needed
+  std::string model_name;       ///< model preset name, or the model file's name without ".ini"
+  std::string cluster_name;     ///< cluster preset name, or the cluster file's name without ".ini"
+};
+
+/// \brief The result of parsing: either a run (`run` true, `request` filled) or an
+///        exit: print `text` (stdout when exit_code is 0, else stderr) and exit
+///        with `exit_code` (--help, --version, usage and configuration errors).
+struct CliOutcome {
+  bool run = false;
+  int exit_code = 0;   ///< an ExitCode value; meaningful when !run
+  std::string text;    ///< ends with a newline; empty when run
+  RunRequest request;  ///< meaningful when run
+};
+
+/// \brief Parses the arguments (argv[1..], without the program name) and loads
+///        the configuration (config_file.hpp). Errors come back as an exit with
+///        code 2 (ExitCode::kUsage) and one line per issue in the form
+///        "ppsearch: error: SOURCE: KEY = VALUE: what is allowed".
+///        Extra options beyond interface.md §1: --partitioner fast|reference,
+///        --simulation fast|full, --print-config (print the resolved INI and exit),
+///        --help-config (print the configuration-key reference and exit).
+CliOutcome parse_command_line(const std::vector<std::string>& args);
+
+/// \brief Expands a --gpus value: "128", "64,128,256", "64:1024" (every multiple
+///        of `gpus_per_node` from 64 to 1024), "64:1024:64" (explicit step), or a
+///        comma list mixing these. Sorted, without duplicates.
+/// \param gpus_per_node the step of START:END ranges; 0 = check the syntax and order only
+///        (counts stays empty)
+/// \param why on failure, what is allowed (the message's last part)
+/// \return false if the text is malformed or a range holds no GPU count
+bool expand_gpu_counts(const std::string& text, int gpus_per_node, std::vector<int>* counts,
+                       std::string* why);
+
+/// \brief Renders an issue for the terminal: "SOURCE: KEY = VALUE: ALLOWED",
+///        or "SOURCE: VALUE: ALLOWED" for an issue without a key (an option such as --gpus).
+std::string issue_line(const ConfigIssue& issue);
+
+/// \brief The --help text.
+std::string usage_text();
+
+}  // namespace ppsearch

@@ -1,0 +1,85 @@
+/// \file
+/// The configuration-key registry: ONE table that describes every INI key
+/// (`section.key`), its type, unit, allowed values, default and help line
+/// (interface.md §2). Parsing, range checks, unit conversion to SI, the
+/// canonical INI text (to_ini), "did you mean" hints and the key reference all
+/// come from that table. Pure core: std only, no Boost, no file I/O.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ppsearch/spec/specs.hpp"
+#include "ppsearch/util/error.hpp"
+
+namespace ppsearch {
+
+/// \brief Value type of a configuration key, as written in a file.
+enum class KeyType : std::uint8_t {
+  kInt,       ///< integer
+  kFloat,     ///< decimal number (converted to SI with the key's unit)
+  kBool,      ///< true/false (also on/off, yes/no, 1/0 on input)
+  kString,    ///< free text without '#' (or one of a fixed set)
+  kEnum,      ///< one name from a fixed set
+  kIntList,   ///< comma list of integers (search knobs also accept `auto`)
+  kEnumList,  ///< comma list of names from a fixed set, or `auto`
+};
+
+/// \brief Public description of one key (for help texts and documentation).
+struct KeyInfo {
+  std::string name;  ///< "gpu.memory_gb"
+  KeyType type = KeyType::kInt;
+  std::string unit;           ///< unit as written in files ("GB", "µs", …); empty if none
+  std::string allowed;        ///< what is allowed, in words ("a number > 0")
+  std::string default_value;  ///< built-in default as written in a file, or a note in parentheses
+  std::string help;           ///< one-line meaning
+  std::vector<std::string> choices;  ///< the allowed names (kEnum, kEnumList, a fixed-set kString)
+};
+
+/// \brief Every key, in registry order (sections model, training, gpu, cluster, search).
+std::vector<KeyInfo> key_infos();
+
+/// \brief Names of every key ("model.layers", …), in registry order.
+std::vector<std::string> known_keys();
+
+/// \brief True if `key` is a registered key.
+bool is_known_key(const std::string& key);
+
+/// \brief Parses `value` (as written in a file or after `--set key=`), checks it
+///        against the key's allowed range or set and stores it, converted to SI,
+///        in `problem`.
+/// \param problem receives the value; left untouched when an issue is returned
+/// \param key     "section.key"
+/// \param value   the text; surrounding whitespace is ignored
+/// \param source  where the value comes from ("file.ini:12", "--tp", …); copied into the issue
+/// \return an issue naming source, key, value and what is allowed, or nothing on success
+std::optional<ConfigIssue> apply_key(Problem& problem, const std::string& key,
+                                     const std::string& value, const std::string& source);
+
+/// \brief The current value of `key` in `problem`, in file units, exactly as to_ini writes it.
+/// \throws std::out_of_range for an unknown key (a programming error)
+std::string key_value(const Problem& problem, const std::string& key);
+
+/// \brief Re-validates every key's current value against its range or set (a
+///        Problem built in code bypasses apply_key). Issues have an empty source.
+std::vector<ConfigIssue> check_key_values(const Problem& problem);
+
+/// \brief The closest registered key by edit distance (a key of the same name
+///        in another section counts as close), or "" when nothing is close.
+std::string closest_key(const std::string& key);
+
+/// \brief Canonical, complete INI text of `problem`: every key, in registry
+///        order, in the units of the key names. Loading it back gives the same
+///        Problem (problem_from_ini_text(to_ini(p)) == p for every p that apply_key can produce).
+std::string to_ini(const Problem& problem);
+
+/// \brief Plain-text reference of every key: section, name, unit, allowed
+///        values, default and meaning (used by `ppsearch --help-config` and docs/configuration.md).
+std::string help_text();
+
+/// \brief Same reference as Markdown tables, one per section.
+std::string help_markdown();
+
+}  // namespace ppsearch

@@ -1,0 +1,437 @@
+// Command line → RunRequest (interface.md §1) with Boost.Program_options.
+// Every option value is taken as text and handed to the key registry
+// (spec/keys.cpp) as an override, so that an option and the config key it sets
+// share one parser, one range and one error message.
+#include "ppsearch/cli/options.hpp"
+
+#include <boost/program_options.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <cstddef>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "ppsearch/build_info.hpp"
+#include "ppsearch/io/config_file.hpp"
+#include "ppsearch/io/presets.hpp"
+#include "ppsearch/spec/keys.hpp"
+
+namespace po = boost::program_options;
+
+namespace ppsearch {
+namespace {
+
+constexpr int kMaxGpuCounts = 10000;  // a sanity bound on one --gpus expansion
+
+// Options that set a configuration key: option → key (same parser, same message).
+struct KeyOption {
+  const char* option;
+  const char* key;
+  const char* value_name;
+  const char* help;
+};
+constexpr KeyOption kKeyOptions[] = {
+    {"global-batch", "training.global_batch_size", "N",
+     "global batch in sequences (= --set training.global_batch_size=N); default from the model"},
+    {"tp", "search.tp", "LIST", "tensor-parallel degrees, a comma list or auto (default auto)"},
+    {"pp", "search.pp", "LIST", "pipeline-parallel degrees, a comma list or auto"},
+    {"cp", "search.cp", "LIST", "context-parallel degrees, a comma list or auto"},
+    {"vpp", "search.vpp", "LIST", "model chunks per pipeline rank (1 = not interleaved), or auto"},
+    {"mbs", "search.mbs", "LIST", "micro-batch sizes in sequences, or auto"},
+    {"schedule", "search.schedule", "LIST",
+     "pipeline schedules from gpipe, 1f1b, interleaved-1f1b, zb-h1, or auto"},
+    {"recompute", "search.recompute", "LIST",
+     "activation recompute from none, selective, full, or auto"},
+    {"sp", "search.sp", "LIST", "sequence parallelism: on, off, or auto"},
+    {"zero", "search.zero", "LIST", "ZeRO stages from 0, 1, 2, 3, or auto"},
+    {"partitioner", "search.partitioner", "NAME",
+     "layer partitioner: fast (default) or reference (plain DP, for checking)"},
+    {"simulation", "search.simulation", "NAME",
+     "schedule simulation: fast (default) or full (every micro-batch)"},
+};
+
+std::string join(const std::vector<std::string>& items, const char* sep) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+po::options_description visible_options() {
+  po::options_description desc("Options", 100, 50);
+  auto add = [&desc](const char* name, const po::value_semantic* value, const std::string& help) {
+    desc.add_options()(name, value, help.c_str());
+  };
+  auto text = [](const char* value_name) {
+    return po::value<std::string>()->value_name(value_name);
+  };
+  auto repeated = [](const char* value_name) {
+    return po::value<std::vector<std::string>>()->composing()->value_name(value_name);
+  };
+  add("gpus", text("LIST"),
+      "GPU counts to search (required): 128, 64,128,256, 64:1024 (every multiple of "
+      "cluster.gpus_per_node in range) or 64:1024:64 (explicit step)");
+  add("model", text("NAME|PATH"),
+      "model preset or INI file (default llama3-70b); presets: " +
+          join(preset_names("models"), ", "));
+  add("cluster", text("NAME|PATH"),
+      "cluster preset or INI file (default h200-16gpu-ib: 16-GPU H200 nodes on InfiniBand); "
+      "presets: " +
+          join(preset_names("clusters"), ", "));
+  add("config", repeated("PATH"),
+      "further INI file (training, search settings); repeatable, later files win");
+  add("set", repeated("SECTION.KEY=VALUE"),
+      "override any configuration key; repeatable; wins over every file");
+  for (const KeyOption& k : kKeyOptions) add(k.option, text(k.value_name), k.help);
+  add("output", text("PATH"), "HDF5 result file (default results/<model>_<cluster>_<gpus>.h5)");
+  add("overwrite", po::bool_switch(), "replace an existing output file");
+  add("top", text("K"), "rows of the ranked table printed on stdout (default 10)");
+  add("threads", text("N"),
+      "OpenMP threads per MPI rank (default OMP_NUM_THREADS, else all cores of the rank)");
+  add("quiet", po::bool_switch(), "print nothing but errors");
+  add("print-config", po::bool_switch(), "print the resolved configuration (INI) and exit");
+  add("help-config", po::bool_switch(), "print every configuration key and exit");
+  add("help,h", po::bool_switch(), "print this help and exit");
+  add("version", po::bool_switch(), "print the version and exit");
+  return desc;
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string closest_option(const po::options_description& desc, const std::string& written) {
+  std::string name = written;
+  while (!name.empty() && name.front() == '-') name.erase(name.begin());
+  name = name.substr(0, name.find('='));
+  std::string best;
+  std::size_t best_d = std::numeric_limits<std::size_t>::max();
+  for (const auto& opt : desc.options()) {
+    const std::string& candidate = opt->long_name();
+    const std::size_t d = edit_distance(name, candidate);
+    if (!candidate.empty() && d < best_d) {
+      best_d = d;
+      best = candidate;
+    }
+  }
+  return best_d <= std::max<std::size_t>(2, name.size() / 3) ? "--" + best : std::string();
+}
+
+std::string error_text(const std::vector<ConfigIssue>& issues) {
+  std::string out;
+  for (const ConfigIssue& i : issues) out += "ppsearch: error: " + issue_line(i) + "\n";
+  return out;
+}
+
+CliOutcome exit_with(ExitCode code, std::string text) {
+  CliOutcome out;
+  out.run = false;
+  out.exit_code = static_cast<int>(code);
+  out.text = std::move(text);
+  return out;
+}
+
+CliOutcome usage_error(const std::vector<ConfigIssue>& issues) {
+  return exit_with(ExitCode::kUsage, error_text(issues));
+}
+
+bool parse_int(const std::string& text, long long* out) {
+  if (text.empty()) return false;
+  const char* first = text.data();
+  const char* last = text.data() + text.size();
+  const auto res = std::from_chars(first, last, *out);
+  return res.ec == std::errc() && res.ptr == last;
+}
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return std::string();
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+// Shell-quotes an argument when it holds anything beyond a safe set.
+std::string quoted(const std::string& arg) {
+  const bool safe = !arg.empty() && arg.find_first_not_of(
+                                        "abcdefghijklmnopqrstuvwxyz"
+                                        "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                        "0123456789-_.,:/=+@%") == std::string::npos;
+  if (safe) return arg;
+  std::string out = "'";
+  for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+const char* const kGpusSyntax =
+    "GPU counts ≥ 1: N, a comma list N,M,..., START:END (every multiple of "
+    "cluster.gpus_per_node in range) or START:END:STEP";
+
+}  // namespace
+
+// -----------------------------------------------------------------------------
+std::string issue_line(const ConfigIssue& issue) {
+  std::string out = issue.source;
+  auto part = [&out](const std::string& text) {
+    if (text.empty()) return;
+    out += (out.empty() ? "" : ": ") + text;
+  };
+  part(issue.key.empty() ? issue.value : issue.key + " = " + issue.value);
+  part(issue.allowed);
+  return out;
+}
+
+bool expand_gpu_counts(const std::string& text, int gpus_per_node, std::vector<int>* counts,
+                       std::string* why) {
+  counts->clear();
+  const std::string all = trim(text);
+  if (all.empty()) {
+    *why = kGpusSyntax;
+    return false;
+  }
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = all.find(',', start);
+    const std::string item =
+        trim(all.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    std::vector<long long> parts;
+    std::size_t from = 0;
+    while (true) {
+      const std::size_t colon = item.find(':', from);
+      long long v = 0;
+      if (!parse_int(
+              item.substr(from, colon == std::string::npos ? std::string::npos : colon - from),
+              &v) ||
+          v < 1 || v > std::numeric_limits<int>::max()) {
+        *why = kGpusSyntax;
+        return false;
+      }
+      parts.push_back(v);
+      if (colon == std::string::npos) break;
+      from = colon + 1;
+    }
+    if (parts.size() == 1) {
+      if (gpus_per_node > 0) counts->push_back(static_cast<int>(parts[0]));
+    } else if (parts.size() <= 3) {
+      const long long lo = parts[0];
+      const long long hi = parts[1];
+      if (lo > hi) {
+        *why = "a range with START ≤ END";
+        return false;
+      }
+      if (gpus_per_node <= 0) {  // syntax check only
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+        continue;
+      }
+      const bool by_node = parts.size() == 2;
+      const long long step = by_node ? gpus_per_node : parts[2];
+      const long long first = by_node ? (lo + step - 1) / step * step : lo;  // multiples of step
+      if (first > hi) {
+        *why = "a range that holds a multiple of cluster.gpus_per_node (" +
+               std::to_string(gpus_per_node) + ")";
+        return false;
+      }
+      for (long long g = first; g <= hi; g += step) {
+        counts->push_back(static_cast<int>(g));
+        if (static_cast<int>(counts->size()) > kMaxGpuCounts) {
+          *why = "at most " + std::to_string(kMaxGpuCounts) + " GPU counts";
+          return false;
+        }
+      }
+    } else {
+      *why = kGpusSyntax;
+      return false;
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  std::sort(counts->begin(), counts->end());
+  counts->erase(std::unique(counts->begin(), counts->end()), counts->end());
+  if (static_cast<int>(counts->size()) > kMaxGpuCounts) {
+    *why = "at most " + std::to_string(kMaxGpuCounts) + " GPU counts";
+    return false;
+  }
+  return true;
+}
+
+std::string usage_text() {
+  std::ostringstream out;
+  out << "Usage: ppsearch --gpus LIST [options]\n\n"
+         "Searches tensor/pipeline/context/data-parallel degrees, micro-batch size, pipeline\n"
+         "schedule, recomputation and ZeRO stage for training a transformer on a GPU cluster,\n"
+         "and predicts step time and MFU. Writes every candidate to an HDF5 file and prints the\n"
+         "best ones.\n\n";
+  out << visible_options();
+  out << "\nConfiguration order (later wins): built-in defaults, the GPU preset named by\n"
+         "cluster.gpu, --cluster, --model, --config files, --set, then the options above.\n"
+         "Every key with its unit and default: ppsearch --help-config.\n\n"
+         "Exit codes: 0 success; 1 internal error; 2 usage or configuration error (nothing is\n"
+         "written); 3 no feasible configuration (results still written); 4 output error.\n";
+  return out.str();
+}
+
+CliOutcome parse_command_line(const std::vector<std::string>& args) {
+  const po::options_description visible = visible_options();
+  po::options_description all;
+  all.add(visible);
+  all.add_options()("unexpected", po::value<std::vector<std::string>>());
+  po::positional_options_description positional;
+  positional.add("unexpected", -1);
+
+  po::variables_map vm;
+  try {
+    const int style = po::command_line_style::unix_style & ~po::command_line_style::allow_guessing;
+    po::store(po::command_line_parser(args).options(all).positional(positional).style(style).run(),
+              vm);
+  } catch (const po::unknown_option& e) {
+    const std::string hint = closest_option(visible, e.get_option_name());
+    return usage_error({ConfigIssue{e.get_option_name(), "", "",
+                                    hint.empty() ? "unknown option (see ppsearch --help)"
+                                                 : "unknown option (did you mean " + hint + "?)"}});
+  } catch (const po::multiple_occurrences& e) {
+    return usage_error({ConfigIssue{e.get_option_name(), "", "",
+                                    "given more than once (only --config and "
+                                    "--set repeat)"}});
+  } catch (const po::invalid_command_line_syntax& e) {
+    return usage_error({ConfigIssue{e.get_option_name(), "", "", "needs a value"}});
+  } catch (const po::error& e) {
+    return usage_error({ConfigIssue{"", "", "", e.what()}});
+  }
+  auto text = [&vm](const char* name) {
+    return vm.count(name) != 0U ? vm[name].as<std::string>() : std::string();
+  };
+  auto list = [&vm](const char* name) {
+    return vm.count(name) != 0U ? vm[name].as<std::vector<std::string>>()
+                                : std::vector<std::string>();
+  };
+  auto flag = [&vm](const char* name) { return vm.count(name) != 0U && vm[name].as<bool>(); };
+
+  if (flag("help")) return exit_with(ExitCode::kOk, usage_text());
+  if (flag("version")) {
+    return exit_with(ExitCode::kOk, std::string("ppsearch ") + PPSEARCH_VERSION + " (" +
+                                        PPSEARCH_GIT_HASH + ")\n");
+  }
+  if (flag("help-config")) return exit_with(ExitCode::kOk, help_text());
+
+  std::vector<ConfigIssue> issues;
+  for (const std::string& arg : list("unexpected")) {
+    issues.push_back(ConfigIssue{arg, "", "", "unexpected argument (options start with --)"});
+  }
+
+  RunRequest req;
+  req.overwrite = flag("overwrite");
+  req.quiet = flag("quiet");
+  if (vm.count("top") != 0U) {
+    long long v = 0;
+    if (!parse_int(trim(text("top")), &v) || v < 0 || v > std::numeric_limits<int>::max()) {
+      issues.push_back(ConfigIssue{"--top", "", text("top"), "an integer ≥ 0"});
+    } else {
+      req.top = static_cast<int>(v);
+    }
+  }
+  if (vm.count("threads") != 0U) {
+    long long v = 0;
+    if (!parse_int(trim(text("threads")), &v) || v < 1 || v > 4096) {
+      issues.push_back(ConfigIssue{"--threads", "", text("threads"), "an integer in [1, 4096]"});
+    } else {
+      req.threads = static_cast<int>(v);
+    }
+  }
+  if (vm.count("output") != 0U && trim(text("output")).empty()) {
+    issues.push_back(ConfigIssue{"--output", "", "(empty)", "a file path"});
+  }
+
+  LoadRequest load;
+  if (vm.count("model") != 0U) load.model = text("model");
+  if (vm.count("cluster") != 0U) load.cluster = text("cluster");
+  load.config_files = list("config");
+  load.sets = list("set");
+  for (const KeyOption& k : kKeyOptions) {
+    if (vm.count(k.option) != 0U) {
+      load.options.push_back(KeyOverride{k.key, text(k.option), std::string("--") + k.option});
+    }
+  }
+
+  // --gpus: the syntax is checked now; ranges expand once cluster.gpus_per_node is known.
+  const bool gpus_given = vm.count("gpus") != 0U;
+  const std::string gpus_text = text("gpus");
+  bool gpus_syntax_ok = false;
+  if (gpus_given) {
+    std::vector<int> ignored;
+    std::string why;
+    gpus_syntax_ok = expand_gpu_counts(gpus_text, 0, &ignored, &why);
+    if (!gpus_syntax_ok) issues.push_back(ConfigIssue{"--gpus", "search.gpus", gpus_text, why});
+  }
+
+  LoadedConfig loaded = collect_configuration(load);
+  issues.insert(issues.end(), loaded.issues.begin(), loaded.issues.end());
+  const bool load_ok = loaded.issues.empty();
+  loaded.issues.clear();
+
+  bool gpus_reported = gpus_given && !gpus_syntax_ok;
+  if (gpus_given && gpus_syntax_ok) {
+    std::vector<int> counts;
+    std::string why;
+    if (!expand_gpu_counts(gpus_text, loaded.problem.cluster.gpus_per_node, &counts, &why)) {
+      issues.push_back(ConfigIssue{"--gpus", "search.gpus", gpus_text, why});
+      gpus_reported = true;
+    } else {
+      loaded.problem.gpus = counts;
+      loaded.sources["search.gpus"] = "--gpus";
+    }
+  } else if (!gpus_given && loaded.problem.gpus.empty()) {
+    issues.insert(issues.begin(), ConfigIssue{"--gpus", "", "(missing)",
+                                              "required, e.g. --gpus 128 or --gpus 64:1024"});
+    gpus_reported = true;
+  }
+
+  // Cross-field checks only once every value applied (a half-applied problem
+  // would give misleading follow-up messages).
+  if (load_ok) {
+    try {
+      req.problem = finish_configuration(std::move(loaded));
+    } catch (const ConfigError& e) {
+      for (const ConfigIssue& i : e.issues()) {
+        if (gpus_reported && i.key == "search.gpus") continue;  // reported above
+        issues.push_back(i);
+      }
+    }
+  }
+  if (!issues.empty()) return usage_error(issues);
+
+  req.resolved_config = resolved_ini(req.problem);
+  if (flag("print-config")) return exit_with(ExitCode::kOk, req.resolved_config);
+
+  req.model_name = config_label(load.model);
+  req.cluster_name = config_label(load.cluster);
+  std::string gpus_label = gpus_given ? gpus_text : key_value(req.problem, "search.gpus");
+  gpus_label.erase(std::remove_if(gpus_label.begin(), gpus_label.end(),
+                                  [](char c) { return c == ' ' || c == '\t'; }),
+                   gpus_label.end());
+  std::replace(gpus_label.begin(), gpus_label.end(), ':', '-');
+  req.output_path = vm.count("output") != 0U ? text("output")
+                                             : "results/" + req.model_name + "_" +
+                                                   req.cluster_name + "_" + gpus_label + ".h5";
+  req.command_line = "ppsearch";
+  for (const std::string& a : args) req.command_line += " " + quoted(a);
+  CliOutcome out;
+  out.run = true;
+  out.request = std::move(req);
+  return out;
+}
+
+}  // namespace ppsearch

@@ -1,0 +1,144 @@
+// Cross-field validation of a Problem (architecture.md §3.5 "Validation").
+#include "ppsearch/spec/check.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "ppsearch/spec/keys.hpp"
+
+namespace ppsearch {
+namespace {
+
+struct Checker {
+  const Problem& p;
+  std::vector<ConfigIssue> issues;
+
+  void add(const std::string& key, const std::string& allowed) {
+    issues.push_back(ConfigIssue{"", key, key_value(p, key), allowed});
+  }
+};
+
+bool contains(const std::vector<Schedule>& v, Schedule s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+int min_or(const std::vector<int>& v, int fallback) {
+  return v.empty() ? fallback : *std::min_element(v.begin(), v.end());
+}
+
+void check_model(Checker& c) {
+  const ModelSpec& m = c.p.model;
+  if (m.attention_heads < 1) return;  // already reported as a range issue
+  if (m.head_dim == 0 && m.hidden_size > 0 && m.hidden_size % m.attention_heads != 0) {
+    c.add("model.hidden_size", "a multiple of model.attention_heads (" +
+                                   std::to_string(m.attention_heads) +
+                                   ") when model.head_dim is 0 (derived)");
+  }
+  if (m.kv_heads > 0 && m.attention_heads % m.kv_heads != 0) {
+    c.add("model.kv_heads",
+          "a divisor of model.attention_heads (" + std::to_string(m.attention_heads) + ")");
+  }
+}
+
+void check_hardware(Checker& c) {
+  const GpuSpec& g = c.p.gpu;
+  if (g.memory_bytes > 0 && g.memory_reserved_bytes >= g.memory_bytes) {
+    c.add("gpu.memory_reserved_gb",
+          "less than gpu.memory_gb (" + key_value(c.p, "gpu.memory_gb") + ")");
+  }
+  const ClusterSpec& k = c.p.cluster;
+  const int dom = k.nvlink_domain_size;
+  if (dom > 0 && k.gpus_per_node > 0 && dom % k.gpus_per_node != 0 && k.gpus_per_node % dom != 0) {
+    c.add("cluster.nvlink_domain_size", "a divisor or a multiple of cluster.gpus_per_node (" +
+                                            std::to_string(k.gpus_per_node) + ")");
+  }
+}
+
+void check_search(Checker& c) {
+  const Problem& p = c.p;
+  const SearchSpec& s = p.search;
+  if (p.gpus.empty()) c.add("search.gpus", "at least one GPU count (--gpus)");
+
+  // Degrees that exceed every GPU count can never be used.
+  if (!p.gpus.empty()) {
+    const int max_gpus = *std::max_element(p.gpus.begin(), p.gpus.end());
+    const struct {
+      const char* key;
+      const std::vector<int>& values;
+    } degrees[] = {{"search.tp", s.tp}, {"search.pp", s.pp}, {"search.cp", s.cp}};
+    for (const auto& d : degrees) {
+      if (!d.values.empty() && min_or(d.values, 1) > max_gpus) {
+        c.add(d.key,
+              "at most the largest GPU count (search.gpus = " + key_value(p, "search.gpus") + ")");
+      }
+    }
+    const int min_product = min_or(s.tp, 1) * min_or(s.pp, 1) * min_or(s.cp, 1);
+    if (min_or(s.tp, 1) <= max_gpus && min_or(s.pp, 1) <= max_gpus && min_or(s.cp, 1) <= max_gpus &&
+        min_product > max_gpus) {
+      c.add("search.tp", "tp x pp x cp (smallest values: " + std::to_string(min_product) +
+                             ") at most the largest GPU count (search.gpus = " +
+                             key_value(p, "search.gpus") + ")");
+    }
+  }
+
+  // A micro-batch larger than the global batch never fits (B = b x M x dp).
+  if (p.training.global_batch_size >= 1) {
+    for (int b : s.mbs) {
+      if (b > p.training.global_batch_size) {
+        c.add("search.mbs", "at most training.global_batch_size (" +
+                                std::to_string(p.training.global_batch_size) + ")");
+        break;
+      }
+    }
+  }
+
+  // Interleaving: vpp > 1 needs the interleaved schedule and pp > 1
+  // (Narayanan et al. SC'21 §2.2.2); interleaved-1f1b needs vpp > 1.
+  const bool all_vpp_interleaved = !s.vpp.empty() && min_or(s.vpp, 1) > 1;
+  const bool only_vpp_one = !s.vpp.empty() && *std::max_element(s.vpp.begin(), s.vpp.end()) == 1;
+  if (all_vpp_interleaved && !s.schedule.empty() &&
+      !contains(s.schedule, Schedule::kInterleaved1F1B)) {
+    c.add("search.vpp", "1 unless search.schedule includes interleaved-1f1b (search.schedule = " +
+                            key_value(p, "search.schedule") + ")");
+  }
+  if (only_vpp_one && s.schedule.size() == 1 && s.schedule[0] == Schedule::kInterleaved1F1B) {
+    c.add("search.schedule",
+          "a schedule other than interleaved-1f1b alone, or search.vpp > 1 "
+          "(search.vpp = 1)");
+  }
+  if (all_vpp_interleaved && !s.pp.empty() && *std::max_element(s.pp.begin(), s.pp.end()) == 1) {
+    c.add("search.vpp", "1 when search.pp = 1 (interleaving needs pipeline parallelism)");
+  }
+  // Every pipeline stage needs at least one of the L_t + 2 pipeline items
+  // (embedding, layers, output layer; algorithms.md §0).
+  if (p.model.layers >= 1 && !s.pp.empty()) {
+    const long long stages = static_cast<long long>(min_or(s.pp, 1)) * min_or(s.vpp, 1);
+    if (stages > p.model.layers + 2) {
+      c.add("search.pp", "pp x vpp (smallest values: " + std::to_string(stages) +
+                             ") at most model.layers + 2 (" + std::to_string(p.model.layers + 2) +
+                             ")");
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<ConfigIssue> check(const Problem& problem) {
+  Checker c{problem, check_key_values(problem)};
+  check_model(c);
+  check_hardware(c);
+  check_search(c);
+  return c.issues;
+}
+
+void resolve_defaults(Problem& p) {
+  ModelSpec& m = p.model;
+  if (m.kv_heads == 0) m.kv_heads = m.attention_heads;
+  if (m.head_dim == 0 && m.attention_heads > 0 && m.hidden_size % m.attention_heads == 0) {
+    m.head_dim = m.hidden_size / m.attention_heads;
+  }
+  if (p.cluster.nvlink_domain_size == 0) p.cluster.nvlink_domain_size = p.cluster.gpus_per_node;
+}
+
+}  // namespace ppsearch

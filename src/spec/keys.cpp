@@ -1,0 +1,793 @@
+// The configuration-key registry (interface.md §2; architecture.md §3.5 "one
+// definition per knob"). Every key is one row of kKeys below: its parser, range
+// check, unit conversion, canonical text, default and help all derive from it.
+#include "ppsearch/spec/keys.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace ppsearch {
+namespace {
+
+// ---------------------------------------------------------------------------
+// Units. SI = file value × scale, or file value ÷ scale for sub-unit units:
+// dividing keeps decimal microseconds exact (4 / 1e6 is the double nearest to
+// 4e-6, whereas 4 * 1e-6 need not be).
+struct Unit {
+  const char* text;
+  double scale;
+  bool divide;
+};
+constexpr Unit kNoUnit{"", 1.0, false};
+constexpr Unit kGB{"GB", 1e9, false};             // _gb = 10^9 bytes (interface.md §2)
+constexpr Unit kGBps{"GB/s", 1e9, false};         // _gb_per_s = 10^9 bytes/s
+constexpr Unit kGbitps{"Gbit/s", 1.25e8, false};  // _gbit_per_s = 10^9 bits/s = 1.25e8 bytes/s
+constexpr Unit kTflops{"TFLOP/s", 1e12, false};   // _tflops = 10^12 FLOP/s
+constexpr Unit kUs{"µs", 1e6, true};              // _us = 10^-6 s
+
+double file_to_si(const Unit& u, double x) { return u.divide ? x / u.scale : x * u.scale; }
+double si_to_file(const Unit& u, double si) { return u.divide ? si * u.scale : si / u.scale; }
+
+// ---------------------------------------------------------------------------
+// One registry row.
+struct KeyDef {
+  std::string name;
+  KeyType type = KeyType::kInt;
+  Unit unit = kNoUnit;
+  double lo = 0;  // numeric range in file units (ints and floats; list items)
+  double hi = 0;
+  bool lo_open = false;
+  bool hi_open = false;
+  bool has_hi = false;
+  bool allow_auto = false;           // lists: "auto" = empty = every valid value
+  bool allow_empty = false;          // lists: an empty value means an empty list
+  std::vector<std::string> choices;  // kEnum / kEnumList names (index = stored value); kString set
+  std::string allowed;               // filled from the fields above unless given
+  std::string help;
+  // Field access: exactly one group is set.
+  int& (*int_ref)(Problem&) = nullptr;
+  double& (*double_ref)(Problem&) = nullptr;
+  bool& (*bool_ref)(Problem&) = nullptr;
+  std::string& (*string_ref)(Problem&) = nullptr;
+  std::vector<int>& (*list_ref)(Problem&) = nullptr;
+  int (*enum_get)(const Problem&) = nullptr;
+  void (*enum_set)(Problem&, int) = nullptr;
+  std::vector<int> (*enum_list_get)(const Problem&) = nullptr;
+  void (*enum_list_set)(Problem&, const std::vector<int>&) = nullptr;
+};
+
+constexpr double kIntMax = std::numeric_limits<int>::max();
+
+std::string number_text(double x) {
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, x);  // shortest text that parses back to x
+  return std::string(buf, res.ptr);
+}
+
+std::string int_text(double x) { return std::to_string(static_cast<long long>(x)); }
+
+std::string describe_range(const KeyDef& d, bool integer) {
+  const std::string lo = integer ? int_text(d.lo) : number_text(d.lo);
+  if (!d.has_hi) return (d.lo_open ? "> " : "≥ ") + lo;
+  const std::string hi = integer ? int_text(d.hi) : number_text(d.hi);
+  return std::string("in ") + (d.lo_open ? "(" : "[") + lo + ", " + hi + (d.hi_open ? ")" : "]");
+}
+
+std::string join(const std::vector<std::string>& items, const char* sep) {
+  std::string out;
+  for (const auto& s : items) {
+    if (!out.empty()) out += sep;
+    out += s;
+  }
+  return out;
+}
+
+std::string generated_allowed(const KeyDef& d) {
+  switch (d.type) {
+    case KeyType::kInt:
+      return "an integer " + describe_range(d, true);
+    case KeyType::kFloat:
+      return "a number " + describe_range(d, false);
+    case KeyType::kBool:
+      return "true or false";
+    case KeyType::kString:
+      return d.choices.empty() ? "text without '#'" : "one of " + join(d.choices, ", ");
+    case KeyType::kEnum:
+      return "one of " + join(d.choices, ", ");
+    case KeyType::kIntList:
+      return "a comma list of integers " + describe_range(d, true) +
+             (d.allow_auto ? ", or auto" : "");
+    case KeyType::kEnumList:
+      return "a comma list of " + join(d.choices, ", ") + (d.allow_auto ? ", or auto" : "");
+  }
+  return "";
+}
+
+// --- builders ---------------------------------------------------------------
+KeyDef int_key(const char* name, int& (*ref)(Problem&), double lo, const char* help,
+               double hi = kIntMax, bool has_hi = false) {
+  KeyDef d;
+  d.name = name;
+  d.type = KeyType::kInt;
+  d.lo = lo;
+  d.hi = hi;
+  d.has_hi = has_hi;
+  d.help = help;
+  d.int_ref = ref;
+  return d;
+}
+
+KeyDef float_key(const char* name, double& (*ref)(Problem&), Unit unit, double lo, bool lo_open,
+                 const char* help) {
+  KeyDef d;
+  d.name = name;
+  d.type = KeyType::kFloat;
+  d.unit = unit;
+  d.lo = lo;
+  d.lo_open = lo_open;
+  d.help = help;
+  d.double_ref = ref;
+  return d;
+}
+
+KeyDef fraction_key(const char* name, double& (*ref)(Problem&), bool lo_open, const char* help) {
+  KeyDef d = float_key(name, ref, kNoUnit, 0.0, lo_open, help);
+  d.hi = 1.0;
+  d.has_hi = true;
+  return d;
+}
+
+KeyDef bool_key(const char* name, bool& (*ref)(Problem&), const char* help) {
+  KeyDef d;
+  d.name = name;
+  d.type = KeyType::kBool;
+  d.help = help;
+  d.bool_ref = ref;
+  return d;
+}
+
+KeyDef string_key(const char* name, std::string& (*ref)(Problem&), const char* help,
+                  std::vector<std::string> choices = {}) {
+  KeyDef d;
+  d.name = name;
+  d.type = KeyType::kString;
+  d.help = help;
+  d.choices = std::move(choices);
+  d.string_ref = ref;
+  return d;
+}
+
+KeyDef enum_key(const char* name, std::vector<std::string> choices, int (*get)(const Problem&),
+                void (*set)(Problem&, int), const char* help) {
+  KeyDef d;
+  d.name = name;
+  d.type = KeyType::kEnum;
+  d.choices = std::move(choices);
+  d.help = help;
+  d.enum_get = get;
+  d.enum_set = set;
+  return d;
+}
+
+KeyDef int_list_key(const char* name, std::vector<int>& (*ref)(Problem&), double lo, double hi,
+                    bool has_hi, const char* help) {
+  KeyDef d;
+  d.name = name;
+  d.type = KeyType::kIntList;
+  d.lo = lo;
+  d.hi = hi;
+  d.has_hi = has_hi;
+  d.allow_auto = true;
+  d.help = help;
+  d.list_ref = ref;
+  return d;
+}
+
+KeyDef enum_list_key(const char* name, std::vector<std::string> choices,
+                     std::vector<int> (*get)(const Problem&),
+                     void (*set)(Problem&, const std::vector<int>&), const char* help) {
+  KeyDef d;
+  d.name = name;
+  d.type = KeyType::kEnumList;
+  d.choices = std::move(choices);
+  d.allow_auto = true;
+  d.help = help;
+  d.enum_list_get = get;
+  d.enum_list_set = set;
+  return d;
+}
+
+template <typename Enum, int N>
+std::vector<std::string> enum_names() {
+  std::vector<std::string> out;
+  for (int i = 0; i < N; ++i) out.emplace_back(to_string(static_cast<Enum>(i)));
+  return out;
+}
+
+template <typename Enum>
+std::vector<int> enums_to_ints(const std::vector<Enum>& v) {
+  std::vector<int> out;
+  for (Enum e : v) out.push_back(static_cast<int>(e));
+  return out;
+}
+
+template <typename Enum>
+std::vector<Enum> ints_to_enums(const std::vector<int>& v) {
+  std::vector<Enum> out;
+  for (int i : v) out.push_back(static_cast<Enum>(i));
+  return out;
+}
+
+// Field accessors as capture-less lambdas.
+#define PPSEARCH_REF(T, member) [](Problem& p) -> T& { return p.member; }
+
+std::vector<KeyDef> build_table() {
+  std::vector<KeyDef> t;
+  // ---- [model] -------------------------------------------------------------
+  t.push_back(string_key("model.name", PPSEARCH_REF(std::string, model.name),
+                         "label used in reports and default output names"));
+  t.push_back(
+      int_key("model.layers", PPSEARCH_REF(int, model.layers), 1, "transformer layers L_t"));
+  t.push_back(
+      int_key("model.hidden_size", PPSEARCH_REF(int, model.hidden_size), 1, "model width h"));
+  t.push_back(int_key("model.ffn_hidden_size", PPSEARCH_REF(int, model.ffn_hidden_size), 1,
+                      "MLP width F (width of each MLP matrix)"));
+  t.push_back(int_key("model.attention_heads", PPSEARCH_REF(int, model.attention_heads), 1,
+                      "query heads a"));
+  t.push_back(int_key("model.kv_heads", PPSEARCH_REF(int, model.kv_heads), 0,
+                      "key/value heads g (GQA); 0 = attention_heads (MHA)"));
+  t.back().allowed = "an integer ≥ 0 (0 = model.attention_heads)";
+  t.push_back(int_key("model.head_dim", PPSEARCH_REF(int, model.head_dim), 0,
+                      "width of one head d_h; 0 = hidden_size / attention_heads"));
+  t.back().allowed = "an integer ≥ 0 (0 = model.hidden_size / model.attention_heads)";
+  t.push_back(
+      int_key("model.vocab_size", PPSEARCH_REF(int, model.vocab_size), 1, "padded vocabulary V"));
+  t.push_back(
+      int_key("model.seq_length", PPSEARCH_REF(int, model.seq_length), 1, "tokens per sequence s"));
+  t.push_back(enum_key(
+      "model.mlp", enum_names<MlpKind, 2>(),
+      [](const Problem& p) { return static_cast<int>(p.model.mlp); },
+      [](Problem& p, int v) { p.model.mlp = static_cast<MlpKind>(v); },
+      "MLP type: swiglu = gated, 3 matrices; gelu = 2 matrices (GeLU, squared ReLU, ...)"));
+  t.push_back(bool_key("model.tied_embeddings", PPSEARCH_REF(bool, model.tied_embeddings),
+                       "input embedding and output layer share one weight matrix"));
+
+  // ---- [training] ----------------------------------------------------------
+  t.push_back(int_key("training.global_batch_size", PPSEARCH_REF(int, training.global_batch_size),
+                      1, "sequences per optimizer step B"));
+  t.push_back(string_key("training.precision", PPSEARCH_REF(std::string, training.precision),
+                         "compute dtype", {"bf16"}));
+  t.push_back(enum_key(
+      "training.attention_flops", enum_names<AttentionFlops, 2>(),
+      [](const Problem& p) { return static_cast<int>(p.training.attention_flops); },
+      [](Problem& p, int v) { p.training.attention_flops = static_cast<AttentionFlops>(v); },
+      "core-attention FLOPs counted for MFU: full s x s matrix (PaLM, Korthikanti et al.) or "
+      "causal half (Megatron-LM since 2025-03); algorithms.md §3.1"));
+  t.push_back(bool_key("training.overlap_grad_reduce",
+                       PPSEARCH_REF(bool, training.overlap_grad_reduce),
+                       "DP gradient reduction overlaps the backward pass (Megatron "
+                       "--overlap-grad-reduce)"));
+  t.push_back(bool_key("training.overlap_param_gather",
+                       PPSEARCH_REF(bool, training.overlap_param_gather),
+                       "distributed-optimizer parameter all-gather overlaps the forward pass "
+                       "(Megatron --overlap-param-gather)"));
+
+  // ---- [gpu] ---------------------------------------------------------------
+  t.push_back(string_key("gpu.name", PPSEARCH_REF(std::string, gpu.name), "GPU label, e.g. h200"));
+  t.push_back(float_key("gpu.peak_tflops", PPSEARCH_REF(double, gpu.peak_flop_per_s), kTflops, 0,
+                        true, "dense 16-bit tensor-core peak per GPU (no sparsity)"));
+  t.push_back(float_key("gpu.memory_gb", PPSEARCH_REF(double, gpu.memory_bytes), kGB, 0, true,
+                        "HBM capacity per GPU"));
+  t.push_back(float_key("gpu.memory_bandwidth_gb_per_s", PPSEARCH_REF(double, gpu.hbm_bytes_per_s),
+                        kGBps, 0, true, "HBM bandwidth per GPU"));
+  t.push_back(
+      int_key("gpu.sm_count", PPSEARCH_REF(int, gpu.sm_count), 1,
+              "streaming multiprocessors, for GEMM wave quantisation (algorithms.md §3.3)"));
+  t.push_back(int_key("gpu.gemm_tile_m", PPSEARCH_REF(int, gpu.gemm_tile_m), 1,
+                      "GEMM output-tile rows, for tile/wave quantisation"));
+  t.push_back(int_key("gpu.gemm_tile_n", PPSEARCH_REF(int, gpu.gemm_tile_n), 1,
+                      "GEMM output-tile columns, for tile/wave quantisation"));
+  t.push_back(fraction_key("gpu.gemm_efficiency", PPSEARCH_REF(double, gpu.gemm_efficiency), true,
+                           "achievable fraction of peak for large GEMMs (measured MAMF / peak)"));
+  t.push_back(float_key("gpu.gemm_overhead_us", PPSEARCH_REF(double, gpu.gemm_overhead_s), kUs, 0,
+                        false, "fixed cost per GEMM kernel (launch, prologue, tail)"));
+  t.push_back(fraction_key("gpu.attention_efficiency",
+                           PPSEARCH_REF(double, gpu.attention_efficiency), true,
+                           "achieved fraction of peak in fused (Flash) attention"));
+  t.push_back(fraction_key("gpu.memory_efficiency", PPSEARCH_REF(double, gpu.memory_efficiency),
+                           true, "achieved fraction of HBM bandwidth in memory-bound kernels"));
+  t.push_back(float_key("gpu.memory_reserved_gb", PPSEARCH_REF(double, gpu.memory_reserved_bytes),
+                        kGB, 0, false,
+                        "memory the model cannot use: CUDA context, library workspaces"));
+  t.push_back(float_key("gpu.activation_overhead", PPSEARCH_REF(double, gpu.activation_overhead),
+                        kNoUnit, 1, false,
+                        "factor on activation memory for allocator fragmentation and temporaries"));
+  t.push_back(float_key("gpu.comm_buffer_gb", PPSEARCH_REF(double, gpu.comm_buffer_bytes), kGB, 0,
+                        false, "memory per NCCL communicator a rank belongs to"));
+
+  // ---- [cluster] -----------------------------------------------------------
+  t.push_back(string_key("cluster.name", PPSEARCH_REF(std::string, cluster.name),
+                         "cluster label, e.g. h200-16gpu-ib"));
+  t.push_back(string_key("cluster.gpu", PPSEARCH_REF(std::string, cluster.gpu_preset),
+                         "GPU preset of the cluster (configs/gpus/NAME.ini); loaded before the "
+                         "cluster file, whose [gpu] keys override it"));
+  t.push_back(int_key("cluster.gpus_per_node", PPSEARCH_REF(int, cluster.gpus_per_node), 1,
+                      "GPUs per node; --gpus START:END steps by this"));
+  t.push_back(int_key("cluster.nvlink_domain_size", PPSEARCH_REF(int, cluster.nvlink_domain_size),
+                      0, "GPUs sharing one NVLink domain (72 for NVL72); 0 = gpus_per_node"));
+  t.back().allowed = "an integer ≥ 0 (0 = cluster.gpus_per_node)";
+  t.push_back(float_key("cluster.nvlink_bandwidth_gb_per_s",
+                        PPSEARCH_REF(double, cluster.nvlink_bytes_per_s), kGBps, 0, true,
+                        "NVLink line rate per GPU, per direction (NVLink 4: 450; NVLink 5: 900)"));
+  t.push_back(float_key("cluster.nvlink_latency_us", PPSEARCH_REF(double, cluster.nvlink_latency_s),
+                        kUs, 0, false,
+                        "latency of one transfer step over NVLink (alpha per hop, "
+                        "algorithms.md §5.3)"));
+  t.push_back(float_key("cluster.network_bandwidth_gbit_per_s",
+                        PPSEARCH_REF(double, cluster.network_bytes_per_s), kGbitps, 0, true,
+                        "scale-out NIC line rate per GPU, per direction (NDR: 400)"));
+  t.push_back(float_key("cluster.network_latency_us",
+                        PPSEARCH_REF(double, cluster.network_latency_s), kUs, 0, false,
+                        "latency of one transfer step over the network (alpha per hop, "
+                        "algorithms.md §5.3)"));
+  t.push_back(string_key("cluster.fabric", PPSEARCH_REF(std::string, cluster.fabric),
+                         "scale-out fabric: infiniband, roce, ... (informational)"));
+  t.push_back(fraction_key("cluster.nvlink_efficiency",
+                           PPSEARCH_REF(double, cluster.nvlink_efficiency), true,
+                           "achieved collective bus bandwidth / NVLink line rate"));
+  t.push_back(fraction_key("cluster.network_efficiency",
+                           PPSEARCH_REF(double, cluster.network_efficiency), true,
+                           "achieved bus bandwidth / NIC line rate"));
+  t.push_back(fraction_key("cluster.tp_comm_overlap", PPSEARCH_REF(double, cluster.tp_comm_overlap),
+                           false, "fraction of TP communication hidden behind compute"));
+  t.push_back(fraction_key("cluster.dp_comm_overlap", PPSEARCH_REF(double, cluster.dp_comm_overlap),
+                           false,
+                           "fraction of the DP gradient reduction that can hide behind the last "
+                           "backward pass"));
+  t.push_back(enum_key(
+      "cluster.p2p", {"async", "blocking"},
+      [](const Problem& p) { return p.cluster.p2p_blocking ? 1 : 0; },
+      [](Problem& p, int v) { p.cluster.p2p_blocking = (v == 1); },
+      "pipeline send/recv: blocking (Megatron non-interleaved 1F1B) or async (overlapped)"));
+  t.push_back(bool_key("cluster.allow_tp_across_domains",
+                       PPSEARCH_REF(bool, cluster.allow_tp_across_domains),
+                       "allow tensor-parallel groups to span NVLink domains"));
+
+  // ---- [search] ------------------------------------------------------------
+  KeyDef gpus = int_list_key("search.gpus", PPSEARCH_REF(std::vector<int>, gpus), 1, kIntMax, false,
+                             "GPU counts to search (normally set by --gpus)");
+  gpus.allow_auto = false;
+  gpus.allow_empty = true;
+  gpus.allowed = "a comma list of GPU counts ≥ 1";
+  t.push_back(gpus);
+  t.push_back(int_list_key("search.tp", PPSEARCH_REF(std::vector<int>, search.tp), 1, kIntMax,
+                           false, "tensor-parallel degrees"));
+  t.push_back(int_list_key("search.pp", PPSEARCH_REF(std::vector<int>, search.pp), 1, kIntMax,
+                           false, "pipeline-parallel degrees"));
+  t.push_back(int_list_key("search.cp", PPSEARCH_REF(std::vector<int>, search.cp), 1, kIntMax,
+                           false, "context-parallel degrees"));
+  t.push_back(int_list_key("search.vpp", PPSEARCH_REF(std::vector<int>, search.vpp), 1, kIntMax,
+                           false, "model chunks per pipeline rank (1 = not interleaved)"));
+  t.push_back(int_list_key("search.mbs", PPSEARCH_REF(std::vector<int>, search.mbs), 1, kIntMax,
+                           false, "micro-batch sizes in sequences"));
+  t.push_back(enum_list_key(
+      "search.schedule", enum_names<Schedule, kNumSchedules>(),
+      [](const Problem& p) { return enums_to_ints(p.search.schedule); },
+      [](Problem& p, const std::vector<int>& v) { p.search.schedule = ints_to_enums<Schedule>(v); },
+      "pipeline schedules"));
+  t.push_back(enum_list_key(
+      "search.recompute", enum_names<Recompute, kNumRecompute>(),
+      [](const Problem& p) { return enums_to_ints(p.search.recompute); },
+      [](Problem& p, const std::vector<int>& v) {
+        p.search.recompute = ints_to_enums<Recompute>(v);
+      },
+      "activation recomputation modes"));
+  t.push_back(enum_list_key(
+      "search.sp", {"off", "on"}, [](const Problem& p) { return p.search.sp; },
+      [](Problem& p, const std::vector<int>& v) { p.search.sp = v; },
+      "sequence parallelism (with TP)"));
+  t.push_back(int_list_key("search.zero", PPSEARCH_REF(std::vector<int>, search.zero), 0, 3, true,
+                           "ZeRO stages: optimizer-state (1), gradient (2), parameter (3) "
+                           "sharding over DP"));
+  t.push_back(enum_key(
+      "search.partitioner", {"fast", "reference"},
+      [](const Problem& p) { return p.search.reference_partitioner ? 1 : 0; },
+      [](Problem& p, int v) { p.search.reference_partitioner = (v == 1); },
+      "layer partitioner: fast (exact, accelerated) or reference (plain DP, for checking)"));
+  t.push_back(enum_key(
+      "search.simulation", {"fast", "full"},
+      [](const Problem& p) { return p.search.full_simulation ? 1 : 0; },
+      [](Problem& p, int v) { p.search.full_simulation = (v == 1); },
+      "schedule simulation: fast (periodic steady state) or full (every micro-batch)"));
+
+  for (auto& d : t) {
+    if (d.allowed.empty()) d.allowed = generated_allowed(d);
+  }
+  return t;
+}
+
+#undef PPSEARCH_REF
+
+const std::vector<KeyDef>& table() {
+  static const std::vector<KeyDef> kTable = build_table();
+  return kTable;
+}
+
+const KeyDef* find_def(const std::string& key) {
+  for (const auto& d : table()) {
+    if (d.name == key) return &d;
+  }
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------
+// Parsing.
+std::string trim(const std::string& s) {
+  const char* ws = " \t\r\n";
+  const auto b = s.find_first_not_of(ws);
+  if (b == std::string::npos) return std::string();
+  const auto e = s.find_last_not_of(ws);
+  return s.substr(b, e - b + 1);
+}
+
+bool parse_long(const std::string& s, long long* out) {
+  if (s.empty()) return false;
+  const char* first = s.data();
+  const char* last = s.data() + s.size();
+  auto res = std::from_chars(first, last, *out);
+  return res.ec == std::errc() && res.ptr == last;
+}
+
+bool parse_double(const std::string& s, double* out) {
+  if (s.empty()) return false;
+  const char* first = s.data();
+  const char* last = s.data() + s.size();
+  auto res = std::from_chars(first, last, *out, std::chars_format::general);
+  return res.ec == std::errc() && res.ptr == last && std::isfinite(*out);
+}
+
+bool in_range(const KeyDef& d, double x) {
+  if (d.lo_open ? !(x > d.lo) : !(x >= d.lo)) return false;
+  if (d.has_hi && (d.hi_open ? !(x < d.hi) : !(x <= d.hi))) return false;
+  return true;
+}
+
+bool parse_int_value(const KeyDef& d, const std::string& s, int* out) {
+  long long v = 0;
+  if (!parse_long(s, &v)) return false;
+  if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max()) return false;
+  if (!in_range(d, static_cast<double>(v))) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+bool parse_bool(const std::string& s, bool* out) {
+  if (s == "true" || s == "on" || s == "yes" || s == "1") {
+    *out = true;
+    return true;
+  }
+  if (s == "false" || s == "off" || s == "no" || s == "0") {
+    *out = false;
+    return true;
+  }
+  return false;
+}
+
+int choice_index(const KeyDef& d, const std::string& s) {
+  for (std::size_t i = 0; i < d.choices.size(); ++i) {
+    if (d.choices[i] == s) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// Parses "auto" or "a,b,c" into sorted, de-duplicated ints (choice indices for enum lists).
+bool parse_list(const KeyDef& d, const std::string& s, std::vector<int>* out) {
+  out->clear();
+  if (s == "auto" && d.allow_auto) return true;
+  if (s.empty()) return d.allow_empty;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = s.find(',', start);
+    const std::string item =
+        trim(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    int v = 0;
+    if (d.type == KeyType::kIntList) {
+      if (!parse_int_value(d, item, &v)) return false;
+    } else {
+      v = choice_index(d, item);
+      if (v < 0) return false;
+    }
+    out->push_back(v);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  std::sort(out->begin(), out->end());
+  out->erase(std::unique(out->begin(), out->end()), out->end());
+  return true;
+}
+
+// Parses `s` and stores it; false if `s` is not allowed.
+bool store(const KeyDef& d, Problem& p, const std::string& s) {
+  switch (d.type) {
+    case KeyType::kInt: {
+      int v = 0;
+      if (!parse_int_value(d, s, &v)) return false;
+      d.int_ref(p) = v;
+      return true;
+    }
+    case KeyType::kFloat: {
+      double x = 0;
+      if (!parse_double(s, &x) || !in_range(d, x)) return false;
+      d.double_ref(p) = file_to_si(d.unit, x);
+      return true;
+    }
+    case KeyType::kBool: {
+      bool b = false;
+      if (!parse_bool(s, &b)) return false;
+      d.bool_ref(p) = b;
+      return true;
+    }
+    case KeyType::kString: {
+      if (s.find_first_of("#\r\n") != std::string::npos) return false;
+      if (!d.choices.empty() && choice_index(d, s) < 0) return false;
+      d.string_ref(p) = s;
+      return true;
+    }
+    case KeyType::kEnum: {
+      const int i = choice_index(d, s);
+      if (i < 0) return false;
+      d.enum_set(p, i);
+      return true;
+    }
+    case KeyType::kIntList:
+    case KeyType::kEnumList: {
+      std::vector<int> v;
+      if (!parse_list(d, s, &v)) return false;
+      if (d.type == KeyType::kIntList) {
+        d.list_ref(p) = v;
+      } else {
+        d.enum_list_set(p, v);
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
+// Shortest file-unit text whose conversion gives back exactly `si`.
+std::string si_text(const Unit& u, double si) {
+  const double x = si_to_file(u, si);
+  if (file_to_si(u, x) == si) return number_text(x);
+  double up = x;
+  double down = x;
+  for (int i = 0; i < 4; ++i) {
+    up = std::nextafter(up, std::numeric_limits<double>::infinity());
+    down = std::nextafter(down, -std::numeric_limits<double>::infinity());
+    if (file_to_si(u, up) == si) return number_text(up);
+    if (file_to_si(u, down) == si) return number_text(down);
+  }
+  return number_text(x);  // not exactly representable in file units; nearest
+}
+
+std::string format(const KeyDef& d, const Problem& cp) {
+  // Accessors take a mutable Problem; reading through them does not modify it.
+  Problem& p = const_cast<Problem&>(cp);
+  switch (d.type) {
+    case KeyType::kInt:
+      return std::to_string(d.int_ref(p));
+    case KeyType::kFloat:
+      return si_text(d.unit, d.double_ref(p));
+    case KeyType::kBool:
+      return d.bool_ref(p) ? "true" : "false";
+    case KeyType::kString:
+      return d.string_ref(p);
+    case KeyType::kEnum: {
+      const int i = d.enum_get(cp);
+      return i >= 0 && i < static_cast<int>(d.choices.size()) ? d.choices[i] : "?";
+    }
+    case KeyType::kIntList:
+    case KeyType::kEnumList: {
+      std::vector<int> v = d.type == KeyType::kIntList ? d.list_ref(p) : d.enum_list_get(cp);
+      if (v.empty()) return d.allow_auto ? "auto" : "";
+      std::string out;
+      for (int x : v) {
+        if (!out.empty()) out += ",";
+        if (d.type == KeyType::kIntList) {
+          out += std::to_string(x);
+        } else {
+          out += x >= 0 && x < static_cast<int>(d.choices.size()) ? d.choices[x] : "?";
+        }
+      }
+      return out;
+    }
+  }
+  return "";
+}
+
+std::string section_of(const std::string& key) {
+  const auto dot = key.find('.');
+  return dot == std::string::npos ? std::string() : key.substr(0, dot);
+}
+
+std::string leaf_of(const std::string& key) {
+  const auto dot = key.rfind('.');
+  return dot == std::string::npos ? key : key.substr(dot + 1);
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+const char* type_word(KeyType t) {
+  switch (t) {
+    case KeyType::kInt:
+      return "int";
+    case KeyType::kFloat:
+      return "number";
+    case KeyType::kBool:
+      return "bool";
+    case KeyType::kString:
+      return "text";
+    case KeyType::kEnum:
+      return "name";
+    case KeyType::kIntList:
+      return "int list";
+    case KeyType::kEnumList:
+      return "name list";
+  }
+  return "";
+}
+
+std::string default_text(const KeyDef& d) {
+  const Problem defaults{};
+  const std::string text = format(d, defaults);
+  Problem scratch;
+  if (!store(d, scratch, text)) return "(must be set)";
+  return text.empty() ? "(empty)" : text;
+}
+
+const char* const kSections[] = {"model", "training", "gpu", "cluster", "search"};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+std::vector<KeyInfo> key_infos() {
+  std::vector<KeyInfo> out;
+  for (const auto& d : table()) {
+    out.push_back(
+        KeyInfo{d.name, d.type, d.unit.text, d.allowed, default_text(d), d.help, d.choices});
+  }
+  return out;
+}
+
+std::vector<std::string> known_keys() {
+  std::vector<std::string> out;
+  for (const auto& d : table()) out.push_back(d.name);
+  return out;
+}
+
+bool is_known_key(const std::string& key) { return find_def(key) != nullptr; }
+
+std::optional<ConfigIssue> apply_key(Problem& problem, const std::string& key,
+                                     const std::string& value, const std::string& source) {
+  const std::string v = trim(value);
+  const KeyDef* d = find_def(key);
+  if (d == nullptr) {
+    const std::string hint = closest_key(key);
+    return ConfigIssue{source, key, v,
+                       hint.empty() ? "unknown key" : "unknown key (did you mean " + hint + "?)"};
+  }
+  Problem candidate = problem;
+  if (!store(*d, candidate, v)) return ConfigIssue{source, key, v, d->allowed};
+  problem = std::move(candidate);
+  return std::nullopt;
+}
+
+std::string key_value(const Problem& problem, const std::string& key) {
+  const KeyDef* d = find_def(key);
+  if (d == nullptr) throw std::out_of_range("ppsearch: no configuration key " + key);
+  return format(*d, problem);
+}
+
+std::vector<ConfigIssue> check_key_values(const Problem& problem) {
+  std::vector<ConfigIssue> issues;
+  for (const auto& d : table()) {
+    const std::string text = format(d, problem);
+    Problem scratch;
+    if (!store(d, scratch, text)) issues.push_back(ConfigIssue{"", d.name, text, d.allowed});
+  }
+  return issues;
+}
+
+std::string closest_key(const std::string& key) {
+  const std::string leaf = leaf_of(key);
+  const std::string section = section_of(key);
+  std::string best;
+  std::size_t best_d = std::numeric_limits<std::size_t>::max();
+  for (const auto& d : table()) {
+    std::size_t dist = edit_distance(key, d.name);
+    if (leaf_of(d.name) == leaf) {
+      dist = std::min<std::size_t>(dist, 1);  // same key name in another section
+    } else {
+      const std::size_t penalty = section_of(d.name) == section ? 0 : 2;
+      dist = std::min(dist, edit_distance(leaf, leaf_of(d.name)) + penalty);
+    }
+    if (dist < best_d) {
+      best_d = dist;
+      best = d.name;
+    }
+  }
+  const std::size_t threshold = std::max<std::size_t>(2, leaf.size() / 3);
+  return best_d <= threshold ? best : std::string();
+}
+
+std::string to_ini(const Problem& problem) {
+  std::ostringstream out;
+  out << "# ppsearch configuration: every key, units as in the key names\n";
+  for (const char* section : kSections) {
+    out << "\n[" << section << "]\n";
+    for (const auto& d : table()) {
+      if (section_of(d.name) != section) continue;
+      const std::string v = format(d, problem);
+      out << leaf_of(d.name) << " =" << (v.empty() ? "" : " ") << v << "\n";
+    }
+  }
+  return out.str();
+}
+
+std::string help_text() {
+  std::ostringstream out;
+  out << "Configuration keys, by INI section. Units are in the key names: _gb = 10^9 bytes,\n"
+         "_gb_per_s = 10^9 bytes/s, _gbit_per_s = 10^9 bits/s, _tflops = 10^12 FLOP/s,\n"
+         "_us = microseconds. Search lists accept 'auto' (every valid value).\n";
+  for (const char* section : kSections) {
+    out << "\n[" << section << "]\n";
+    for (const auto& d : table()) {
+      if (section_of(d.name) != section) continue;
+      out << "  " << d.name << " (" << type_word(d.type);
+      if (d.unit.text[0] != '\0') out << ", " << d.unit.text;
+      out << ")  default: " << default_text(d) << "\n";
+      out << "      " << d.help << "\n";
+      out << "      allowed: " << d.allowed << "\n";
+    }
+  }
+  return out.str();
+}
+
+std::string help_markdown() {
+  std::ostringstream out;
+  for (const char* section : kSections) {
+    out << "\n### [" << section << "]\n\n";
+    out << "| key | type | unit | default | allowed | meaning |\n";
+    out << "|---|---|---|---|---|---|\n";
+    for (const auto& d : table()) {
+      if (section_of(d.name) != section) continue;
+      const std::string def = default_text(d);
+      out << "| `" << d.name << "` | " << type_word(d.type) << " | " << d.unit.text << " | "
+          << (def[0] == '(' ? def : "`" + def + "`") << " | " << d.allowed << " | " << d.help
+          << " |\n";
+    }
+  }
+  return out.str();
+}
+
+}  // namespace ppsearch
