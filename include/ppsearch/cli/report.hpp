@@ -1,0 +1,49 @@
+// What rank 0 prints: the ranked table, the best partition as Megatron-LM takes it,
+// rule and reason summaries, and the progress line.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "ppsearch/cli/options.hpp"
+#include "ppsearch/io/result_writer.hpp"
+#include "ppsearch/runtime/run.hpp"
+#include "ppsearch/search/enumerate.hpp"
+
+namespace ppsearch {
+
+// Megatron-LM --pipeline-model-parallel-layout for a partition given as
+// (first_layer, last_layer) per virtual stage in virtual-stage order; items are
+// 0 = embedding, 1..L = layers, L+1 = head + loss. E.g. "Et*10|t*10|t*9L".
+std::string megatron_layout(const std::vector<std::pair<int, int>>& stages, int layers);
+
+// "--decoder-first-pipeline-num-layers A --decoder-last-pipeline-num-layers B" when the
+// middle stages are equal and VPP = 1 (the flags Megatron offers for that case); else "".
+std::string megatron_first_last_flags(const std::vector<std::pair<int, int>>& stages, int layers,
+                                      int vpp);
+
+std::string rule_summary(const Enumeration& en);   // "rule=removed;..." in rule order
+std::string reason_summary(const SearchOutput& out);
+
+void print_report(std::ostream& os, const Problem& problem, const RunRequest& req,
+                  const Enumeration& en, const SearchOutput& out, const ResultMeta& meta);
+void print_no_feasible(std::ostream& os, const Enumeration& en, const SearchOutput& out);
+
+// Progress on stderr (done/total, rate, ETA), redrawn at most every 0.2 s.
+class Progress {
+ public:
+  explicit Progress(bool enabled);
+  bool enabled() const { return enabled_; }
+  void update(std::int64_t done, std::int64_t total);
+  void finish();
+
+ private:
+  bool enabled_;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point start_, last_;
+};
+
+}  // namespace ppsearch
