@@ -1,0 +1,181 @@
+// Names, input validation and homogeneous closed forms of the pipeline-schedule module.
+#include "ppsearch/schedule/pipeline_schedule.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <string>
+
+namespace ppsearch {
+namespace {
+
+struct ScheduleName {
+  ScheduleKind kind;
+  const char* name;
+};
+constexpr ScheduleName kScheduleNames[] = {
+    {ScheduleKind::kGPipe, "gpipe"},
+    {ScheduleKind::k1F1B, "1f1b"},
+    {ScheduleKind::kInterleaved1F1B, "interleaved-1f1b"},
+    {ScheduleKind::kZBH1, "zb-h1"},
+};
+
+std::string format_double(double x) {
+  std::ostringstream s;
+  s.precision(17);
+  s << x;
+  return s.str();
+}
+
+// Checks one per-virtual-stage vector: exact size (or empty when optional), finite, >= 0.
+std::string check_vector(const char* field, const std::vector<double>& values, std::size_t expected,
+                         bool optional) {
+  if (values.size() != expected && !(optional && values.empty())) {
+    return std::string(field) + ".size() = " + std::to_string(values.size()) + ": must be " +
+           std::to_string(expected) + (optional ? " or 0" : "");
+  }
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (!std::isfinite(values[i]) || values[i] < 0) {
+      return std::string(field) + "[" + std::to_string(i) + "] = " + format_double(values[i]) +
+             ": must be finite and >= 0";
+    }
+  }
+  return std::string();
+}
+
+}  // namespace
+
+const char* to_string(ScheduleKind kind) {
+  for (const auto& entry : kScheduleNames) {
+    if (entry.kind == kind) {
+      return entry.name;
+    }
+  }
+  return "unknown";
+}
+
+bool parse_schedule(std::string_view name, ScheduleKind* kind) {
+  for (const auto& entry : kScheduleNames) {
+    if (name == entry.name) {
+      *kind = entry.kind;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* schedule_names() { return "gpipe, 1f1b, interleaved-1f1b, zb-h1"; }
+
+const char* to_string(P2PMode mode) {
+  switch (mode) {
+    case P2PMode::kAsync:
+      return "async";
+    case P2PMode::kBlocking:
+      return "blocking";
+  }
+  return "unknown";
+}
+
+bool parse_p2p_mode(std::string_view name, P2PMode* mode) {
+  if (name == "async") {
+    *mode = P2PMode::kAsync;
+    return true;
+  }
+  if (name == "blocking") {
+    *mode = P2PMode::kBlocking;
+    return true;
+  }
+  return false;
+}
+
+std::string validate(const ScheduleInput& in) {
+  bool known_kind = false;
+  for (const auto& entry : kScheduleNames) {
+    known_kind = known_kind || entry.kind == in.kind;
+  }
+  if (!known_kind) {
+    return "kind = " + std::to_string(static_cast<int>(in.kind)) +
+           ": unknown schedule; allowed: " + schedule_names();
+  }
+  if (in.mode != P2PMode::kAsync && in.mode != P2PMode::kBlocking) {
+    return "mode = " + std::to_string(static_cast<int>(in.mode)) +
+           ": unknown p2p mode; allowed: async, blocking";
+  }
+  if (in.devices < 1) {
+    return "devices = " + std::to_string(in.devices) + ": must be >= 1";
+  }
+  if (in.chunks < 1) {
+    return "chunks = " + std::to_string(in.chunks) + ": must be >= 1";
+  }
+  if (in.microbatches < 1) {
+    return "microbatches = " + std::to_string(in.microbatches) + ": must be >= 1";
+  }
+  if (in.kind != ScheduleKind::kInterleaved1F1B && in.chunks != 1) {
+    return "chunks = " + std::to_string(in.chunks) + ": must be 1 for schedule " +
+           to_string(in.kind);
+  }
+  if (in.kind == ScheduleKind::kInterleaved1F1B && in.microbatches % in.devices != 0) {
+    return "microbatches = " + std::to_string(in.microbatches) +
+           ": must be a multiple of devices (" + std::to_string(in.devices) + ") for schedule " +
+           to_string(in.kind);
+  }
+  const long long V = static_cast<long long>(in.devices) * in.chunks;
+  if (V > kMaxVirtualStages) {
+    return "devices * chunks = " + std::to_string(V) +
+           ": must be <= " + std::to_string(kMaxVirtualStages);
+  }
+  if (V * in.microbatches > kMaxStageMicrobatches) {
+    return "microbatches * devices * chunks = " + std::to_string(V * in.microbatches) +
+           ": must be <= " + std::to_string(kMaxStageMicrobatches);
+  }
+  const auto n = static_cast<std::size_t>(V);
+  for (const std::string& issue : {
+           check_vector("fwd_s", in.fwd_s, n, false),
+           check_vector("bwd_s", in.bwd_s, n, false),
+           check_vector("wgt_s", in.wgt_s, n, true),
+           check_vector("act_bytes", in.act_bytes, n, true),
+           check_vector("wkeep_bytes", in.wkeep_bytes, n, true),
+           check_vector("p2p_s", in.p2p_s, n - 1, true),
+       }) {
+    if (!issue.empty()) {
+      return issue;
+    }
+  }
+  return std::string();
+}
+
+double closed_form_time(ScheduleKind kind, int P, int v, int M, double f, double b, double w) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  if (P < 1 || v < 1 || M < 1) {
+    return nan;
+  }
+  if (kind != ScheduleKind::kInterleaved1F1B && v != 1) {
+    return nan;
+  }
+  switch (kind) {
+    case ScheduleKind::kGPipe:
+    case ScheduleKind::k1F1B:
+      // GPipe; SC21 §2.2.1 (1F1B has the same time as GPipe); algorithms.md §2.1.
+      return (M + P - 1) * (f + b + w);
+    case ScheduleKind::kInterleaved1F1B:
+      // SC21 §2.2.2: bubble (P−1)(f+b)/v with per-chunk times (f+b)/v; algorithms.md §2.1.
+      if (M % P != 0) {
+        return nan;
+      }
+      return M * (f + b + w) + (P - 1) * (f + b + w) / v;
+    case ScheduleKind::kZBH1: {
+      // Zero Bubble (Qi et al., ICLR'24) §2.1 gives M(f+b+w) + (P−1)(f+b−w), derived there for
+      // f = b = w (algorithms.md §2.1). With this module's ZB-H1 order the exact time for any
+      // f, b, w >= 0 and M >= 1 is [derived; checked against the simulator in the unit tests]
+      //   M(f+b+w) + (P−1)(f+b) − (min(M, P) − 1)·min(f, b, w),
+      // which equals the paper's formula exactly when M >= P and w <= min(f, b). A W longer
+      // than F or B no longer fits in the drain bubbles it is meant to fill.
+      const double m = std::min(f, std::min(b, w));
+      return M * (f + b + w) + (P - 1) * (f + b) - (std::min(M, P) - 1) * m;
+    }
+  }
+  return nan;
+}
+
+}  // namespace ppsearch

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# ppsearch --gpus 128 under mpirun -np 2: ranked table on stdout, the HDF5 file read back with
+# h5py (every contract field), h5dump, and the seed's configuration (TP=4, PP=8, DP=4) present.
+source "$SOURCE_DIR/tests/e2e/_lib.sh"
+rm -rf results
+expect_rc 0 "$MPIEXEC" -n 2 --bind-to none "$PPSEARCH" --gpus 128 --threads 1
+grep -q "^rank  gpus" out.txt && ok "table header on stdout" || bad "no table on stdout"
+grep -q -- "--tensor-model-parallel-size" out.txt && ok "best configuration as Megatron flags" || bad "no Megatron flags"
+f=results/llama3-70b_h200-16gpu-ib_128.h5
+[ -f "$f" ] && ok "default output path $f" || bad "no $f"
+[ -z "$(ls results | grep tmp || true)" ] && ok "no temporary file left" || bad "temporary file left"
+expect_rc 0 "$PY" "$H5CHECK" "$f" --expect-feasible-min 1
+expect_rc 0 "$PY" "$H5CHECK" "$f" --find tp=4,pp=8,dp=4,cp=1,schedule=1f1b
+cat out.txt
+h5dump -A "$f" > attrs.txt && grep -q 'ATTRIBUTE "mpi_ranks"' attrs.txt && ok "h5dump reads the attributes" || bad "h5dump"
+"$PY" - "$f" <<'PY' && ok "attributes" || bad "attributes"
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    a = f.attrs
+    assert a["mpi_ranks"] == 2, a["mpi_ranks"]
+    assert a["threads_per_rank"] == 1
+    assert a["candidates_evaluated"] == len(f["candidates"])
+    assert a["candidates_feasible"] == int(f["candidates"]["feasible"].sum())
+    assert "[model]" in a["resolved_config"] and "llama3-70b" in a["resolved_config"]
+    assert a["command_line"].startswith("ppsearch --gpus 128")
+    assert len(f["best"]) == 1 and f["best"][0]["gpus"] == 128
+PY
+finish
