@@ -34,6 +34,8 @@ struct Evaluator::Impl {
   SimWorkspace sim_ws;
   ScheduleResult sim;
   std::vector<double> hop_s;  // per virtual-stage boundary
+  PartitionProblem part_relaxed;
+  std::vector<int> bounds;
   // Per device accumulators.
   std::vector<double> dev_static, dev_transient, dev_params, dev_compute, dev_tp, dev_cp,
       dev_window, dev_mem, dev_finish, dev_dp_exposed;
@@ -151,106 +153,144 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   }
   pp.capacity_bytes = cap / v;
 
-  const Partition* part = nullptr;
-  if (I.opt.reference_partitioner) {
-    I.part_ref = partition_reference(pp);
-    part = &I.part_ref;
-  } else {
-    part = &partition_fast(pp, I.part_ws);
-  }
+  auto run_partitioner = [&](const PartitionProblem& prob) -> const Partition& {
+    if (I.opt.reference_partitioner) {
+      I.part_ref = partition_reference(prob);
+      return I.part_ref;
+    }
+    return partition_fast(prob, I.part_ws);
+  };
 
-  // Per-device totals.
-  auto fill = [&](std::vector<double>& x) { x.assign(P, 0.0); };
-  fill(I.dev_static);
-  fill(I.dev_transient);
-  fill(I.dev_params);
-  fill(I.dev_compute);
-  fill(I.dev_tp);
-  fill(I.dev_cp);
-  fill(I.dev_window);
-  fill(I.dev_mem);
-  fill(I.dev_finish);
-  fill(I.dev_dp_exposed);
-
-  if (!part->feasible) {
-    // Report the memory of the time-optimal partition with no memory limit: which
-    // rank would need how much (figures for the user).
-    PartitionProblem relaxed = pp;
-    relaxed.capacity_bytes = std::numeric_limits<double>::infinity();
-    const Partition best = partition_fast(relaxed);
-    double worst = -1;
-    int worst_rank = 0;
+  // Places the items by `bounds`, simulates the schedule and fills the per-device
+  // totals; returns the highest per-device memory (from the simulated op order,
+  // §4.3, §4.6) in *peak and its rank in *peak_rank. False if the schedule fails.
+  ScheduleInput& si = I.sched;
+  auto place = [&](const std::vector<int>& bounds, double* peak, int* peak_rank) -> bool {
+    auto fill = [&](std::vector<double>& x) { x.assign(P, 0.0); };
+    fill(I.dev_static);
+    fill(I.dev_transient);
+    fill(I.dev_params);
+    fill(I.dev_compute);
+    fill(I.dev_tp);
+    fill(I.dev_cp);
+    fill(I.dev_window);
+    fill(I.dev_mem);
+    fill(I.dev_finish);
+    fill(I.dev_dp_exposed);
+    si.kind = static_cast<ScheduleKind>(static_cast<int>(c.schedule));
+    si.devices = P;
+    si.chunks = v;
+    si.microbatches = M;
+    si.mode = blocking ? P2PMode::kBlocking : P2PMode::kAsync;
+    si.fwd_s.assign(S, 0.0);
+    si.bwd_s.assign(S, 0.0);
+    si.wgt_s.assign(S, 0.0);
+    si.act_bytes.assign(S, 0.0);
+    si.wkeep_bytes.assign(S, 0.0);
+    si.p2p_s = I.hop_s;
     for (int s = 0; s < S; ++s) {
-      const double m = stage_memory(relaxed, s, best.bounds[s], best.bounds[s + 1]) * v;
-      if (m > worst) {
-        worst = m;
-        worst_rank = s % P;
+      const int d = s % P;
+      for (int i = bounds[s]; i < bounds[s + 1]; ++i) {
+        const ItemCost& it = item(i);
+        si.fwd_s[s] += it.fwd_s;
+        si.bwd_s[s] += it.bwd_s;
+        si.wgt_s[s] += it.wgt_s;
+        si.act_bytes[s] += it.act_bytes;
+        si.wkeep_bytes[s] += it.wkeep_bytes;
+        I.dev_static[d] += it.static_bytes;
+        I.dev_params[d] += it.params;
+        I.dev_transient[d] = std::max(I.dev_transient[d], it.transient_bytes);
+        I.dev_compute[d] += it.compute_s;
+        I.dev_tp[d] += it.tp_comm_s;
+        I.dev_cp[d] += it.cp_comm_s;
+      }
+      I.dev_window[d] += si.bwd_s[s] + si.wgt_s[s];
+    }
+    if (I.opt.full_simulation) {
+      simulate(si, I.sim_ws, &I.sim);
+    } else {
+      simulate_fast(si, I.sim_ws, &I.sim);
+    }
+    if (!I.sim.ok) return false;
+    *peak = 0;
+    *peak_rank = 0;
+    for (int d = 0; d < P; ++d) {
+      I.dev_mem[d] =
+          I.dev_static[d] + I.sim.peak_act_bytes[d] + I.dev_transient[d] + cc.extra_bytes;
+      if (I.dev_mem[d] > *peak) {
+        *peak = I.dev_mem[d];
+        *peak_rank = d;
       }
     }
-    set_infeasible(&e, Infeasible::kMemory);
-    e.worst_rank = worst_rank;
-    e.needed_bytes = worst;
-    return;
-  }
-  const std::vector<int>& bounds = part->bounds;
+    return true;
+  };
 
-  // ---- Schedule simulation ----------------------------------------------------------
-  ScheduleInput& si = I.sched;
-  si.kind = static_cast<ScheduleKind>(static_cast<int>(c.schedule));
-  si.devices = P;
-  si.chunks = v;
-  si.microbatches = M;
-  si.mode = blocking ? P2PMode::kBlocking : P2PMode::kAsync;
-  si.fwd_s.assign(S, 0.0);
-  si.bwd_s.assign(S, 0.0);
-  si.wgt_s.assign(S, 0.0);
-  si.act_bytes.assign(S, 0.0);
-  si.wkeep_bytes.assign(S, 0.0);
-  si.p2p_s = I.hop_s;
-  for (int s = 0; s < S; ++s) {
-    const int d = s % P;
-    for (int i = bounds[s]; i < bounds[s + 1]; ++i) {
-      const ItemCost& it = item(i);
-      si.fwd_s[s] += it.fwd_s;
-      si.bwd_s[s] += it.bwd_s;
-      si.wgt_s[s] += it.wgt_s;
-      si.act_bytes[s] += it.act_bytes;
-      si.wkeep_bytes[s] += it.wkeep_bytes;
-      I.dev_static[d] += it.static_bytes;
-      I.dev_params[d] += it.params;
-      I.dev_transient[d] = std::max(I.dev_transient[d], it.transient_bytes);
-      I.dev_compute[d] += it.compute_s;
-      I.dev_tp[d] += it.tp_comm_s;
-      I.dev_cp[d] += it.cp_comm_s;
-    }
-    I.dev_window[d] += si.bwd_s[s] + si.wgt_s[s];
-  }
-  if (I.opt.full_simulation) {
-    simulate(si, I.sim_ws, &I.sim);
-  } else {
-    simulate_fast(si, I.sim_ws, &I.sim);
-  }
-  if (!I.sim.ok) {
-    set_infeasible(&e, Infeasible::kSchedule);
-    return;
-  }
-
-  // ---- Memory per pipeline rank from the simulated op order (§4.3, §4.6) -----------
   double peak = 0;
   int peak_rank = 0;
-  for (int d = 0; d < P; ++d) {
-    I.dev_mem[d] = I.dev_static[d] + I.sim.peak_act_bytes[d] + I.dev_transient[d] + cc.extra_bytes;
-    if (I.dev_mem[d] > peak) {
-      peak = I.dev_mem[d];
-      peak_rank = d;
+  std::vector<int>& bounds = I.bounds;
+  if (v == 1) {
+    // Exact: the memory-aware DP sees each stage's own in-flight count (§1.3).
+    const Partition& part = run_partitioner(pp);
+    if (!part.feasible) {
+      // Figures for the user: the time-optimal partition without a memory limit,
+      // and the rank of it that needs the most.
+      PartitionProblem relaxed = pp;
+      relaxed.capacity_bytes = std::numeric_limits<double>::infinity();
+      const Partition best = partition_fast(relaxed);
+      double worst = -1;
+      int worst_rank = 0;
+      for (int s = 0; s < S; ++s) {
+        const double m = stage_memory(relaxed, s, best.bounds[s], best.bounds[s + 1]);
+        if (m > worst) {
+          worst = m;
+          worst_rank = s;
+        }
+      }
+      set_infeasible(&e, Infeasible::kMemory);
+      e.worst_rank = worst_rank;
+      e.needed_bytes = worst;
+      return;
+    }
+    bounds = part.bounds;
+    if (!place(bounds, &peak, &peak_rank)) {
+      set_infeasible(&e, Infeasible::kSchedule);
+      return;
+    }
+  } else {
+    // Interleaved (heuristic, §1.3 "Interleaved / V-shaped schedules"): a device's
+    // load is a sum of non-contiguous chunks, so the chain DP cannot see device
+    // memory. First the time-optimal chunk chain (Megatron's even split with the
+    // embedding and head placed by time); if its simulated per-device memory does
+    // not fit, the chain DP again with each chunk held to 1/v of the device.
+    PartitionProblem& relaxed = I.part_relaxed;
+    relaxed = pp;
+    relaxed.capacity_bytes = std::numeric_limits<double>::infinity();
+    bounds = run_partitioner(relaxed).bounds;
+    if (!place(bounds, &peak, &peak_rank)) {
+      set_infeasible(&e, Infeasible::kSchedule);
+      return;
+    }
+    if (peak > cap) {
+      const double first_peak = peak;
+      const int first_rank = peak_rank;
+      const Partition& part = run_partitioner(pp);
+      bool ok = part.feasible;
+      if (ok) {
+        bounds = part.bounds;
+        ok = place(bounds, &peak, &peak_rank) && peak <= cap;
+      }
+      if (!ok) {
+        set_infeasible(&e, Infeasible::kMemory);
+        e.worst_rank = first_rank;
+        e.needed_bytes = first_peak;
+        return;
+      }
     }
   }
   e.worst_rank = peak_rank;
   e.needed_bytes = peak;
-  if (peak > cap) {  // only possible for the interleaved / zero-bubble heuristics
+  if (peak > cap) {  // the zero-bubble in-flight count in the DP is an estimate
     set_infeasible(&e, Infeasible::kMemory);
-    e.worst_rank = peak_rank;
-    e.needed_bytes = peak;
     return;
   }
 
