@@ -1,0 +1,146 @@
+#pragma once
+/// \file
+/// \brief Contiguous min-max partitioning of a chain of items (layers) into pipeline stages
+///        under per-stage memory limits (design: algorithms.md §1.1 and §1.3).
+///
+/// A chain of L items 0..L-1 is split into S contiguous, non-empty stages. Stage σ covering the
+/// items [i, j) has time
+///
+///     T(σ, i, j) = (Σ_{l∈[i,j)} time_s[l]) + comm_s[σ]
+///
+/// and memory
+///
+///     Mem(σ, i, j) = Σ static_bytes + in_flight[σ]·Σ act_bytes
+///                    + max transient_bytes + extra_bytes[σ]
+///
+/// (sums and max over l ∈ [i, j)). A partition is feasible when Mem ≤ capacity_bytes on every
+/// stage. The objective is the bottleneck max_σ T(σ, ·, ·) (algorithms.md §1.1, "Objective").
+///
+/// Exactness and arithmetic. Interval sums are differences of prefix sums accumulated from item
+/// 0 upwards, and every function in this header (including stage_time() and stage_memory())
+/// evaluates T and Mem with the same floating-point expression. All partitioners therefore
+/// compare identical doubles: the reference DP, the fast DP and the bisection return bit-for-bit
+/// the same feasibility, bottleneck and bounds.
+///
+/// Assumptions. All per-item and per-stage inputs are finite and non-negative (checked;
+/// std::invalid_argument otherwise). Then Mem is monotone under interval inclusion on a fixed
+/// stage index, which is all the exact algorithms need. In particular in_flight[σ] need NOT be
+/// non-increasing in σ (it is for 1F1B, k_σ = min(P−σ, M), and constant for GPipe); the fast
+/// methods stay exact for any non-negative k_σ, E_σ and c_σ.
+///
+/// Ties. Among all partitions that reach the optimal bottleneck, every solver returns the one
+/// whose cut points are latest, compared from the last cut backwards: the largest bounds[S−1],
+/// then the largest bounds[S−2] among those, and so on. This leaves any slack on the early
+/// stages, where a bottleneck costs less under 1F1B (algorithms.md §2.3).
+#include <limits>
+#include <vector>
+
+namespace ppsearch {
+
+/// Input of the partitioners. Items are per micro-batch; stages are 0-based stage indices.
+struct PartitionProblem {
+  std::vector<double> time_s;           ///< per item, per micro-batch (forward + backward)
+  std::vector<double> static_bytes;     ///< per item: parameters, gradients, optimizer state
+  std::vector<double> act_bytes;        ///< per item, per in-flight micro-batch
+  std::vector<double> transient_bytes;  ///< per item: peak transient while the item runs
+  std::vector<double> in_flight;        ///< per stage: k_σ (may be fractional), size = stages
+  std::vector<double> extra_bytes;      ///< per stage: E_σ, size = stages
+  std::vector<double> comm_s;           ///< per stage: c_σ added to that stage's time
+  double capacity_bytes = 0;            ///< usable bytes per device; +infinity = no limit
+  int stages = 1;                       ///< S ≥ 1
+};
+
+/// Result of a partitioner. An infeasible result has bottleneck_s = +inf and empty bounds.
+struct Partition {
+  bool feasible = false;
+  double bottleneck_s = std::numeric_limits<double>::infinity();  ///< max over stages of T + c
+  std::vector<int> bounds;  ///< size stages+1; stage σ = items [bounds[σ], bounds[σ+1])
+};
+
+namespace detail {
+struct PartitionKernels;
+}  // namespace detail
+
+/// Reusable buffers for the allocation-free overloads. After the first call with the largest
+/// (items, stages) seen, further calls do not allocate. Not thread-safe: use one per thread.
+class PartitionWorkspace {
+ public:
+  PartitionWorkspace() = default;
+
+ private:
+  friend struct detail::PartitionKernels;
+  std::vector<double> m_prefix_time;      // L+1 prefix sums of time_s
+  std::vector<double> m_prefix_static;    // L+1 prefix sums of static_bytes
+  std::vector<double> m_prefix_act;       // L+1 prefix sums of act_bytes
+  std::vector<double> m_transient_table;  // sparse table for range-max of transient_bytes
+  std::vector<double> m_best;             // (S+1)·(L+1) DP table
+  std::vector<int> m_band_lo;             // per DP row: first index a bounded partition can use
+  std::vector<int> m_band_hi;             // per DP row: last such index
+  std::vector<int> m_queue;               // monotone queue of split candidates
+  std::vector<int> m_last_reach[2];       // probe: largest reachable index ≤ x, per row
+  std::vector<int> m_pred;                // probe: predecessor of each reachable (stage, end)
+  Partition m_result;
+  double m_heaviest_item_s = 0;  // max of time_s
+  int m_transient_mode = 0;      // 0: all zero, 1: a single non-zero item, 2: sparse table
+  int m_transient_item = -1;
+};
+
+/// O(L²·S) PipeDream-style DP (algorithms.md §1.1). The test oracle: it checks every split point
+/// and relies on no monotonicity.
+Partition partition_reference(const PartitionProblem& problem);
+
+/// Exact fast partitioner used in the search; same result as partition_reference().
+/// A DP over (stage, end item) like §1.1, with two speed-ups:
+///  - the best split point of each cell comes from a monotone queue over the sliding window of
+///    memory-feasible split points (amortised O(1) per cell, like the monotone split-point DP of
+///    algorithms.md §1.3b, but it needs neither D monotone in the split index nor k_σ
+///    non-increasing);
+///  - only cells that a partition with bottleneck <= a limit can use are visited (a band from
+///    greedy forward/backward reaches, which bound every such partition). The first limit is a
+///    lower-bound estimate; a pass whose result exceeds its limit is repeated with a larger one.
+/// Worst case O(L·S) per pass and O(log) passes; typically one or two narrow passes
+/// (≈3 µs for L = 128, S = 16).
+Partition partition_fast(const PartitionProblem& problem);
+
+/// Allocation-free variant of partition_fast(); the result lives in the workspace and stays
+/// valid until the next call that uses the same workspace.
+const Partition& partition_fast(const PartitionProblem& problem, PartitionWorkspace& workspace);
+
+/// Exact reachability probe, O(L·S) (algorithms.md §1.3a), plus bisection on the bottleneck.
+/// Midpoints are taken in value, falling back to the ordered bit patterns of doubles when that
+/// makes no progress, so the search ends on the exact optimum (a double). Both ends snap to
+/// candidate values: a feasible probe lowers the upper end to the bottleneck of the partition
+/// it found, an infeasible one raises the lower end to the smallest stage time that could have
+/// changed its answer. Slower than partition_fast(); kept as an independent exact method.
+Partition partition_bisect_reachability(const PartitionProblem& problem);
+
+/// Allocation-free variant of partition_bisect_reachability().
+const Partition& partition_bisect_reachability(const PartitionProblem& problem,
+                                               PartitionWorkspace& workspace);
+
+/// The classical greedy max-reach probe (algorithms.md §1.3): each stage takes as many items as
+/// the bottleneck and memory allow while leaving one item for every later stage. NOT exact when
+/// memory limits depend on the stage index (it can answer false although a partition exists);
+/// kept only to document that failure. A true answer is always correct.
+bool greedy_probe_feasible(const PartitionProblem& problem, double bottleneck_s);
+
+/// Mem(σ, i, j) for stage `stage` holding items [first_item, end_item), computed exactly as the
+/// partitioners do. O(L). Throws std::out_of_range on an empty or out-of-range interval.
+double stage_memory(const PartitionProblem& problem, int stage, int first_item, int end_item);
+
+/// T(σ, i, j) + c_σ for stage `stage` holding items [first_item, end_item), computed exactly as
+/// the partitioners do. O(L). Throws std::out_of_range on an empty or out-of-range interval.
+double stage_time(const PartitionProblem& problem, int stage, int first_item, int end_item);
+
+/// Evaluates given bounds. If they are not a partition into `stages` contiguous non-empty
+/// stages (size stages+1, bounds[0] = 0, bounds[S] = L, strictly increasing) the result is
+/// infeasible with bottleneck +inf. Otherwise bottleneck_s is the max stage time and feasible
+/// says whether every stage fits in memory. The bounds are copied into the result.
+Partition evaluate_partition(const PartitionProblem& problem, const std::vector<int>& bounds);
+
+/// Throws std::invalid_argument unless the problem is well formed: stages ≥ 1, per-item vectors
+/// of equal length, per-stage vectors of length `stages`, every entry finite and ≥ 0, and
+/// capacity_bytes ≥ 0 (+infinity allowed). The partitioners call it themselves.
+void validate_partition_problem(const PartitionProblem& problem);
+
+}  // namespace ppsearch

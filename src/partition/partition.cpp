@@ -1,0 +1,810 @@
+// Layer partitioner: contiguous min-max split of a chain of items into pipeline stages under
+// stage-index-dependent memory limits. Formulas and algorithms: algorithms.md §1.1 (PipeDream DP,
+// Narayanan et al., SOSP'19, §3.1) and §1.3 (exact reachability probe, monotone DP).
+#include "ppsearch/partition/partition.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace ppsearch {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Transient range-max representations (PartitionWorkspace::m_transient_mode).
+constexpr int kTransientNone = 0;    // every transient is zero
+constexpr int kTransientSingle = 1;  // exactly one item has a non-zero transient
+constexpr int kTransientTable = 2;   // general case: sparse table, O(1) query
+
+int floor_log2(unsigned x) {  // x >= 1
+#if defined(__GNUC__) || defined(__clang__)
+  return 31 - __builtin_clz(x);
+#else
+  int r = 0;
+  while (x >>= 1) ++r;
+  return r;
+#endif
+}
+
+// The single expression for a stage time, T(i, j) + c(σ) with T from prefix sums
+// (algorithms.md §1.1). Rounding is monotone, so the value is non-increasing in i and
+// non-decreasing in j, exactly as the real-valued sum is.
+inline double time_of(const double* prefix_time, int i, int j, double comm) {
+  return (prefix_time[j] - prefix_time[i]) + comm;
+}
+
+// The single expression for Mem(σ, i, j) (algorithms.md §1.1, "How memory enters"):
+// Σ static + k_σ·Σ act + max transient + E_σ. With non-negative inputs it is monotone under
+// interval inclusion, also after rounding.
+inline double memory_of(const double* prefix_static, const double* prefix_act, int i, int j,
+                        double in_flight, double transient_max, double extra) {
+  return ((prefix_static[j] - prefix_static[i]) + in_flight * (prefix_act[j] - prefix_act[i])) +
+         transient_max + extra;
+}
+
+// Order-preserving map of non-negative doubles to integers (IEEE-754 bit patterns of
+// non-negative doubles sort like the values). `+ 0.0` turns -0.0 into +0.0.
+std::int64_t order_key(double x) {
+  const double y = x + 0.0;
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &y, sizeof bits);
+  return static_cast<std::int64_t>(bits);
+}
+
+double from_order_key(std::int64_t key) {
+  const auto bits = static_cast<std::uint64_t>(key);
+  double x = 0;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
+[[noreturn]] void invalid(const std::string& message) {
+  throw std::invalid_argument("PartitionProblem: " + message);
+}
+
+void check_entries(const std::vector<double>& values, const char* name, std::size_t expected,
+                   const char* what) {
+  if (values.size() != expected) {
+    invalid(std::string(name) + " has " + std::to_string(values.size()) + " entries, expected " +
+            std::to_string(expected) + " (" + what + ")");
+  }
+  bool all_ok = true;  // branch-free first pass; NaN fails both comparisons
+  for (const double v : values) all_ok &= (v >= 0.0) & (v < kInf);
+  if (all_ok) return;
+  for (std::size_t l = 0; l < values.size(); ++l) {
+    const double v = values[l];
+    if (!(v >= 0.0) || !(v < kInf)) {
+      invalid(std::string(name) + "[" + std::to_string(l) + "] = " + std::to_string(v) +
+              ": must be finite and >= 0");
+    }
+  }
+}
+
+void reset(Partition& result) {
+  result.feasible = false;
+  result.bottleneck_s = kInf;
+  result.bounds.clear();
+}
+
+void check_interval(const PartitionProblem& problem, int stage, int first_item, int end_item) {
+  const auto items = static_cast<int>(problem.time_s.size());
+  if (stage < 0 || stage >= problem.stages || first_item < 0 || first_item >= end_item ||
+      end_item > items) {
+    throw std::out_of_range("partition: stage " + std::to_string(stage) + " items [" +
+                            std::to_string(first_item) + ", " + std::to_string(end_item) +
+                            ") is not a non-empty interval of a chain of " + std::to_string(items) +
+                            " items split into " + std::to_string(problem.stages) + " stages");
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// Everything but the per-item values, which prepare() checks while it sums them.
+void validate_shape(const PartitionProblem& problem) {
+  if (problem.stages < 1) {
+    invalid("stages = " + std::to_string(problem.stages) + ": must be >= 1");
+  }
+  const std::size_t items = problem.time_s.size();
+  if (items > static_cast<std::size_t>(std::numeric_limits<int>::max() - 1)) {
+    invalid("too many items");
+  }
+  const auto stages = static_cast<std::size_t>(problem.stages);
+  const auto check_size = [](const std::vector<double>& values, const char* name,
+                             std::size_t expected, const char* what) {
+    if (values.size() != expected) {
+      invalid(std::string(name) + " has " + std::to_string(values.size()) + " entries, expected " +
+              std::to_string(expected) + " (" + what + ")");
+    }
+  };
+  check_size(problem.static_bytes, "static_bytes", items, "one per item");
+  check_size(problem.act_bytes, "act_bytes", items, "one per item");
+  check_size(problem.transient_bytes, "transient_bytes", items, "one per item");
+  check_entries(problem.in_flight, "in_flight", stages, "one per stage");
+  check_entries(problem.extra_bytes, "extra_bytes", stages, "one per stage");
+  check_entries(problem.comm_s, "comm_s", stages, "one per stage");
+  if (!(problem.capacity_bytes >= 0.0)) {
+    invalid("capacity_bytes = " + std::to_string(problem.capacity_bytes) + ": must be >= 0");
+  }
+}
+
+}  // namespace
+
+void validate_partition_problem(const PartitionProblem& problem) {
+  validate_shape(problem);
+  const std::size_t items = problem.time_s.size();
+  check_entries(problem.time_s, "time_s", items, "one per item");
+  check_entries(problem.static_bytes, "static_bytes", items, "one per item");
+  check_entries(problem.act_bytes, "act_bytes", items, "one per item");
+  check_entries(problem.transient_bytes, "transient_bytes", items, "one per item");
+}
+
+namespace detail {
+
+struct PartitionKernels {
+  // Prefix sums and the transient range-max structure. O(L) (+ O(L log L) for a table).
+  // Requires validate_shape(); checks the per-item values on the way (and throws through
+  // validate_partition_problem() if one is negative or not finite).
+  static void prepare(const PartitionProblem& p, PartitionWorkspace& ws) {
+    const auto n = static_cast<int>(p.time_s.size());
+    ws.m_prefix_time.resize(n + 1);
+    ws.m_prefix_static.resize(n + 1);
+    ws.m_prefix_act.resize(n + 1);
+    double* pt = ws.m_prefix_time.data();
+    double* ps = ws.m_prefix_static.data();
+    double* pa = ws.m_prefix_act.data();
+    pt[0] = ps[0] = pa[0] = 0.0;
+    int nonzero = 0;
+    int nonzero_item = -1;
+    double heaviest = 0.0;
+    bool all_ok = true;  // NaN fails every comparison
+    for (int l = 0; l < n; ++l) {
+      const double t = p.time_s[l];
+      const double w = p.static_bytes[l];
+      const double a = p.act_bytes[l];
+      const double x = p.transient_bytes[l];
+      all_ok &= (t >= 0.0) & (t < kInf) & (w >= 0.0) & (w < kInf) & (a >= 0.0) & (a < kInf) &
+                (x >= 0.0) & (x < kInf);
+      heaviest = std::max(heaviest, t);
+      pt[l + 1] = pt[l] + t;
+      ps[l + 1] = ps[l] + w;
+      pa[l + 1] = pa[l] + a;
+      if (x > 0.0) {
+        ++nonzero;
+        nonzero_item = l;
+      }
+    }
+    if (!all_ok) validate_partition_problem(p);  // throws with the offending entry
+    if (!(pt[n] < kInf) || !(ps[n] < kInf) || !(pa[n] < kInf)) {
+      invalid("the per-item sums overflow a double");
+    }
+    ws.m_heaviest_item_s = heaviest;
+    ws.m_transient_item = nonzero_item;
+    if (nonzero == 0) {
+      ws.m_transient_mode = kTransientNone;
+    } else if (nonzero == 1) {
+      ws.m_transient_mode = kTransientSingle;
+    } else {
+      ws.m_transient_mode = kTransientTable;
+      // Sparse table: level k holds max over [i, i + 2^k).
+      const int levels = floor_log2(static_cast<unsigned>(n)) + 1;
+      ws.m_transient_table.resize(static_cast<std::size_t>(levels) * n);
+      double* t = ws.m_transient_table.data();
+      std::copy(p.transient_bytes.begin(), p.transient_bytes.end(), t);
+      for (int k = 1; k < levels; ++k) {
+        const int half = 1 << (k - 1);
+        const double* below = t + static_cast<std::size_t>(k - 1) * n;
+        double* level = t + static_cast<std::size_t>(k) * n;
+        for (int i = 0; i + 2 * half <= n; ++i) level[i] = std::max(below[i], below[i + half]);
+      }
+    }
+  }
+
+  // max of transient_bytes over [i, j), j > i.
+  static double transient_max(const PartitionProblem& p, const PartitionWorkspace& ws, int i,
+                              int j) {
+    switch (ws.m_transient_mode) {
+      case kTransientNone:
+        return 0.0;
+      case kTransientSingle:
+        return (i <= ws.m_transient_item && ws.m_transient_item < j)
+                   ? p.transient_bytes[ws.m_transient_item]
+                   : 0.0;
+      default: {
+        const auto n = static_cast<int>(p.time_s.size());
+        const int k = floor_log2(static_cast<unsigned>(j - i));
+        const double* level = ws.m_transient_table.data() + static_cast<std::size_t>(k) * n;
+        return std::max(level[i], level[j - (1 << k)]);
+      }
+    }
+  }
+
+  static double memory(const PartitionProblem& p, const PartitionWorkspace& ws, int stage, int i,
+                       int j) {
+    return memory_of(ws.m_prefix_static.data(), ws.m_prefix_act.data(), i, j, p.in_flight[stage],
+                     transient_max(p, ws, i, j), p.extra_bytes[stage]);
+  }
+
+  // Canonical backtrack (latest cuts, see the header) through the banded DP table of the last
+  // band_dp() call: row s holds D'[s][i] for i in [band_lo[s], band_hi[s]]. For each stage it
+  // takes the largest split point in the band with D' <= optimum. The split points that fit the
+  // stage (time <= optimum, memory) form a suffix of [0, end), and the canonical one lies in it
+  // and in the band (see band_dp), so a split point that does not fit ends the search.
+  static void backtrack(const PartitionProblem& p, const PartitionWorkspace& ws, double optimum,
+                        std::vector<int>& bounds) {
+    const auto n = static_cast<int>(p.time_s.size());
+    const int stages = p.stages;
+    const std::size_t stride = static_cast<std::size_t>(n) + 1;
+    const double* pt = ws.m_prefix_time.data();
+    bounds.resize(stages + 1);
+    bounds[stages] = n;
+    for (int stage = stages - 1; stage >= 1; --stage) {
+      const int end = bounds[stage + 1];
+      const double* row = ws.m_best.data() + static_cast<std::size_t>(stage) * stride;
+      const int band_lo = ws.m_band_lo[stage];
+      int i = std::min(end - 1, ws.m_band_hi[stage]);
+      for (;; --i) {
+        if (i < band_lo || time_of(pt, i, end, p.comm_s[stage]) > optimum ||
+            memory(p, ws, stage, i, end) > p.capacity_bytes) {
+          throw std::logic_error("partition: DP backtrack found no split point");
+        }
+        if (row[i] <= optimum) break;
+      }
+      bounds[stage] = i;
+    }
+    bounds[0] = 0;
+  }
+
+  // Largest j in [from, L] with fits(j), for a predicate that holds on a prefix of
+  // (from, L] (fits(from), the empty interval, is taken as true). Galloping search:
+  // O(log(j - from)) evaluations.
+  template <class Fits>
+  static int gallop_forward(int from, int n, Fits fits) {
+    int good = from;
+    int step = 1;
+    while (good + step <= n && fits(good + step)) {
+      good += step;
+      step *= 2;
+    }
+    int bad = std::min(good + step, n + 1);
+    while (bad - good > 1) {
+      const int mid = good + (bad - good) / 2;
+      if (fits(mid)) {
+        good = mid;
+      } else {
+        bad = mid;
+      }
+    }
+    return good;
+  }
+
+  // Smallest i in [0, to] with fits(i), for a predicate that holds on a suffix of [0, to)
+  // (fits(to) is taken as true).
+  template <class Fits>
+  static int gallop_backward(int to, Fits fits) {
+    int good = to;
+    int step = 1;
+    while (good - step >= 0 && fits(good - step)) {
+      good -= step;
+      step *= 2;
+    }
+    int bad = std::max(good - step, -1);
+    while (good - bad > 1) {
+      const int mid = bad + (good - bad) / 2;
+      if (fits(mid)) {
+        good = mid;
+      } else {
+        bad = mid;
+      }
+    }
+    return good;
+  }
+
+  // One pass of the exact DP (algorithms.md §1.1), S >= 2, restricted to the cells that a
+  // partition with bottleneck <= `limit` can use. Returns D'[S][L] (+inf if no partition lies
+  // in the band); if that value is <= limit it is the exact optimum.
+  //
+  // Band. Any partition with all stage times <= limit has b_s <= band_hi[s], the latest end
+  // of stage s-1 reached by the greedy walk that extends every stage while time <= limit and
+  // memory <= Cap: if b_{s-1} <= r_{s-1}, then [r_{s-1}, b_s) is a sub-interval of
+  // [b_{s-1}, b_s) on the same stage index, so it fits too and r_s >= b_s. (The classical
+  // greedy probe fails for another reason: a longer early stage can leave too little for the
+  // later, non-empty stages.) Symmetrically b_s >= band_lo[s] from the backward walk. D' is the
+  // DP restricted to the band; D' >= D everywhere, and the optimal partition runs inside the
+  // band when its value is <= limit, so then D'[S][L] equals the optimum exactly.
+  //
+  // Rows. D'[s][j] = min over split points i of max(D'[s-1][i], T(i, j) + c_{s-1}) with
+  // Mem(s-1, i, j) <= Cap. The memory-feasible i form a window [lo(j), j-1] whose both ends
+  // only move right as j grows (monotone Mem, algorithms.md §1.3). In the window, a split point
+  // i1 < i2 with D[i1] >= D[i2] can never beat i2 (T(i2, j) <= T(i1, j)) and leaves the window
+  // first, so a monotone queue keeps only points with strictly increasing D and, along it,
+  // non-increasing T. The optimum sits where D crosses T, and that crossing only moves right
+  // as j grows (T(i, j) grows with j), so one pointer finds it in amortised O(1). Unlike the
+  // split-point argument of §1.3b this needs neither D monotone in i nor k_σ non-increasing.
+  // Every value is a min/max over doubles the reference DP also compares, so the result is
+  // bit-identical to partition_reference().
+  static double band_dp(const PartitionProblem& p, PartitionWorkspace& ws, double limit) {
+    const auto n = static_cast<int>(p.time_s.size());
+    const int stages = p.stages;
+    const std::size_t stride = static_cast<std::size_t>(n) + 1;
+    const double* pt = ws.m_prefix_time.data();
+    const double cap = p.capacity_bytes;
+    double* best = ws.m_best.data();
+    int* queue = ws.m_queue.data();
+    int* band_lo = ws.m_band_lo.data();
+    int* band_hi = ws.m_band_hi.data();
+
+    // Forward walk: latest possible end of each stage.
+    band_hi[0] = 0;
+    for (int s = 1, r = 0; s < stages; ++s) {
+      const int stage = s - 1;
+      const double comm = p.comm_s[stage];
+      r = gallop_forward(r, n, [&](int j) {
+        return time_of(pt, r, j, comm) <= limit && memory(p, ws, stage, r, j) <= cap;
+      });
+      band_hi[s] = std::min(r, n - (stages - s));
+    }
+    band_hi[stages] = n;
+    // Backward walk: earliest possible start of each stage.
+    band_lo[stages] = n;
+    for (int s = stages - 1, l = n; s >= 1; --s) {
+      const double comm = p.comm_s[s];
+      l = gallop_backward(l, [&](int i) {
+        return time_of(pt, i, l, comm) <= limit && memory(p, ws, s, i, l) <= cap;
+      });
+      band_lo[s] = std::max(l, s);
+      if (band_lo[s] > band_hi[s]) return kInf;
+    }
+    band_lo[0] = 0;
+
+    // Stage 0 (row 1): the split point is 0, and the forward walk checked time and memory.
+    {
+      double* out = best + stride;
+      for (int j = band_lo[1]; j <= band_hi[1]; ++j) out[j] = time_of(pt, 0, j, p.comm_s[0]);
+    }
+
+    // Middle stages (rows 2..S-1): monotone queue over the previous row's band.
+    for (int s = 2; s < stages; ++s) {
+      const int stage = s - 1;
+      const double comm = p.comm_s[stage];
+      const double* prev = best + static_cast<std::size_t>(s - 1) * stride;
+      double* out = best + static_cast<std::size_t>(s) * stride;
+      const int i_last = band_hi[s - 1];
+      int next = band_lo[s - 1];  // next split point to enter the queue
+      int lo = next;              // first memory-feasible split point for the current j
+      int head = 0;
+      int tail = 0;
+      int cross = 0;  // queue position of the first split point with D >= T
+      bool any = false;
+      for (int j = band_lo[s]; j <= band_hi[s]; ++j) {
+        while (lo < j && memory(p, ws, stage, lo, j) > cap) ++lo;
+        for (const int last = std::min(j - 1, i_last); next <= last; ++next) {
+          const double d = prev[next];
+          if (!(d < kInf)) continue;
+          while (tail > head && prev[queue[tail - 1]] >= d) --tail;
+          queue[tail++] = next;
+          cross = std::min(cross, tail - 1);
+        }
+        while (head < tail && queue[head] < lo) ++head;
+        cross = std::max(cross, head);
+        if (head == tail) {
+          out[j] = kInf;
+          continue;
+        }
+        while (cross < tail && prev[queue[cross]] < time_of(pt, queue[cross], j, comm)) ++cross;
+        double value = kInf;
+        if (cross < tail) value = prev[queue[cross]];
+        if (cross > head) value = std::min(value, time_of(pt, queue[cross - 1], j, comm));
+        out[j] = value;
+        any = true;
+      }
+      if (!any) return kInf;
+    }
+
+    // Last stage: only j = L. Scanning i downwards T grows, so stop once T alone is no better.
+    const int stage = stages - 1;
+    const double comm = p.comm_s[stage];
+    const double* prev = best + static_cast<std::size_t>(stage) * stride;
+    double optimum = kInf;
+    for (int i = std::min(n - 1, band_hi[stage]); i >= band_lo[stage]; --i) {
+      const double t = time_of(pt, i, n, comm);
+      if (t >= optimum || memory(p, ws, stage, i, n) > cap) break;
+      optimum = std::min(optimum, std::max(prev[i], t));
+    }
+    return optimum;
+  }
+
+  // Exact fast partitioner: band_dp() with a growing limit. The first limit is a lower-bound
+  // estimate (mean stage load, heaviest item, memory-limited reaches); if the pass finds a
+  // partition worth
+  // more than the limit, that value is the next limit (and the next pass succeeds); if it
+  // finds none, the limit grows by a doubling step; once the limit covers every interval the
+  // band is everything and the pass is the plain O(L·S) DP. Cost O(L + S·w) per pass for a band
+  // of w items, O(L·S) at worst.
+  static const Partition& fast(const PartitionProblem& p, PartitionWorkspace& ws) {
+    validate_shape(p);
+    prepare(p, ws);
+    Partition& result = ws.m_result;
+    reset(result);
+    const auto n = static_cast<int>(p.time_s.size());
+    const int stages = p.stages;
+    if (stages > n) return result;
+    const double* pt = ws.m_prefix_time.data();
+    const double cap = p.capacity_bytes;
+    if (stages == 1) {
+      if (memory(p, ws, 0, 0, n) > cap) return result;
+      result.bounds = {0, n};
+      result.bottleneck_s = time_of(pt, 0, n, p.comm_s[0]);
+      result.feasible = true;
+      return result;
+    }
+    // The first item must fit on stage 0 and the last one on stage S-1.
+    if (memory(p, ws, 0, 0, 1) > cap || memory(p, ws, stages - 1, n - 1, n) > cap) return result;
+    const std::size_t stride = static_cast<std::size_t>(n) + 1;
+    ws.m_best.resize((static_cast<std::size_t>(stages) + 1) * stride);
+    ws.m_queue.resize(n);
+    ws.m_band_lo.resize(stages + 1);
+    ws.m_band_hi.resize(stages + 1);
+
+    // First limit: a lower bound on the optimum (up to rounding; it is only a guess). The
+    // heaviest item and the largest c_σ bound it. By the exchange argument of band_dp, stages
+    // 0..s-1 end no later than the memory-only forward reach r_s, so stages s..S-1 carry at
+    // least T(r_s, L) + Σ_{σ≥s} c_σ and one of them at least the mean of that; symmetrically
+    // with the memory-only backward reach l_s and stages 0..s-1.
+    double comm_sum = 0.0;
+    double comm_min = kInf;
+    double comm_max = 0.0;
+    for (double c : p.comm_s) {
+      comm_sum += c;
+      comm_min = std::min(comm_min, c);
+      comm_max = std::max(comm_max, c);
+    }
+    const double total = pt[n];
+    double limit =
+        std::max({(total + comm_sum) / stages, ws.m_heaviest_item_s + comm_min, comm_max});
+    {
+      double comm_rest = comm_sum;  // Σ_{σ≥s} c_σ
+      for (int s = 1, r = 0; s <= stages; ++s) {
+        const int stage = s - 1;
+        r = gallop_forward(r, n, [&](int j) { return memory(p, ws, stage, r, j) <= cap; });
+        if (s == stages) {
+          if (r < n) return result;  // even memory alone cannot reach the end: infeasible
+          break;
+        }
+        comm_rest -= p.comm_s[stage];
+        limit = std::max(limit, ((pt[n] - pt[r]) + comm_rest) / (stages - s));
+      }
+      double comm_head = comm_sum;  // Σ_{σ<s} c_σ
+      for (int s = stages - 1, l = n; s >= 1; --s) {
+        l = gallop_backward(l, [&](int i) { return memory(p, ws, s, i, l) <= cap; });
+        comm_head -= p.comm_s[s];
+        limit = std::max(limit, (pt[l] + comm_head) / s);
+      }
+    }
+    const double everything = total + comm_max;  // >= every stage time
+    double step = total / n;
+    double optimum = kInf;
+    for (;;) {
+      if (!(limit < everything) || !(step > 0.0)) limit = kInf;
+      const double value = band_dp(p, ws, limit);
+      if (value < kInf && value <= limit) {
+        optimum = value;
+        break;
+      }
+      if (!(limit < kInf)) return result;  // the full DP found nothing: infeasible
+      if (value < kInf) {
+        limit = value;
+      } else {
+        limit += step;
+        step *= 2.0;
+      }
+    }
+    backtrack(p, ws, optimum, result.bounds);
+    result.feasible = true;
+    result.bottleneck_s = optimum;
+    return result;
+  }
+
+  // Exact reachability probe for a bottleneck `limit` (algorithms.md §1.3a). Row by row keeps,
+  // for every end index x, the largest reachable split point <= x ("last reach"). For stage σ
+  // and end j the admissible split points are the suffix [max(lo_mem, lo_time), j-1]; j is
+  // reachable iff the last reachable point before j lies in it. The predecessor stored is that
+  // largest point, which yields the latest-cut witness.
+  // If infeasible and `next` is given, *next receives the smallest stage time above `limit`
+  // that could change the answer: for every unreachable j blocked by time, the time of the
+  // interval from the largest reachable point before the time-window. For any limit below
+  // *next every row is unchanged (induction over rows), so the answer stays false.
+  static bool probe(const PartitionProblem& p, PartitionWorkspace& ws, double limit, double* next) {
+    const auto n = static_cast<int>(p.time_s.size());
+    const int stages = p.stages;
+    const std::size_t stride = static_cast<std::size_t>(n) + 1;
+    const double* pt = ws.m_prefix_time.data();
+    const double cap = p.capacity_bytes;
+    int* last_prev = ws.m_last_reach[0].data();
+    int* last_cur = ws.m_last_reach[1].data();
+    int* pred = ws.m_pred.data();
+    double candidate = kInf;
+    for (int x = 0; x <= n - stages; ++x) last_prev[x] = 0;  // row 0: only index 0
+    for (int stage = 0; stage < stages; ++stage) {
+      const int s = stage + 1;
+      const int j_max = n - (stages - s);
+      const int j_min = (s == stages) ? n : s;
+      const double comm = p.comm_s[stage];
+      int* pred_row = pred + static_cast<std::size_t>(stage) * stride;
+      int lo_mem = stage;
+      int lo_time = stage;
+      int last = -1;
+      for (int j = j_min; j <= j_max; ++j) {
+        while (lo_mem < j && memory(p, ws, stage, lo_mem, j) > cap) ++lo_mem;
+        while (lo_time < j && time_of(pt, lo_time, j, comm) > limit) ++lo_time;
+        const int y = last_prev[j - 1];
+        if (y >= lo_mem && y >= lo_time) {
+          last = j;
+          pred_row[j] = y;
+        } else if (next != nullptr && lo_time > lo_mem) {
+          const int z = last_prev[lo_time - 1];
+          if (z >= lo_mem) candidate = std::min(candidate, time_of(pt, z, j, comm));
+        }
+        last_cur[j] = last;
+      }
+      if (last < 0) {
+        if (next != nullptr) *next = candidate;
+        return false;
+      }
+      std::swap(last_prev, last_cur);
+    }
+    return true;
+  }
+
+  // Bounds of the probe's witness (valid after a true probe); returns its bottleneck.
+  static double witness(const PartitionProblem& p, const PartitionWorkspace& ws,
+                        std::vector<int>& bounds) {
+    const auto n = static_cast<int>(p.time_s.size());
+    const int stages = p.stages;
+    const std::size_t stride = static_cast<std::size_t>(n) + 1;
+    const double* pt = ws.m_prefix_time.data();
+    bounds.resize(stages + 1);
+    bounds[stages] = n;
+    double worst = 0.0;
+    for (int stage = stages - 1; stage >= 0; --stage) {
+      const int end = bounds[stage + 1];
+      bounds[stage] = ws.m_pred[static_cast<std::size_t>(stage) * stride + end];
+      worst = std::max(worst, time_of(pt, bounds[stage], end, p.comm_s[stage]));
+    }
+    return worst;
+  }
+
+  static const Partition& bisect(const PartitionProblem& p, PartitionWorkspace& ws) {
+    validate_shape(p);
+    prepare(p, ws);
+    Partition& result = ws.m_result;
+    reset(result);
+    const auto n = static_cast<int>(p.time_s.size());
+    const int stages = p.stages;
+    if (stages > n) return result;
+    const std::size_t stride = static_cast<std::size_t>(n) + 1;
+    ws.m_last_reach[0].resize(stride);
+    ws.m_last_reach[1].resize(stride);
+    ws.m_pred.resize(static_cast<std::size_t>(stages) * stride);
+    if (!probe(p, ws, kInf, nullptr)) return result;  // memory alone rules it out
+    // `high` is always the bottleneck of the witness in result.bounds, hence attained. That
+    // witness is also the canonical (latest-cut) partition for the limit `high`: the probe's
+    // witness at a limit x is the reverse-lexicographic maximum over partitions with bottleneck
+    // <= x; if its own bottleneck is w <= x, it is in the smaller set for w, so it is also the
+    // maximum there. No final re-probe is needed.
+    double high = witness(p, ws, result.bounds);
+    // Lower bound: every stage time is >= its c_σ, and the stage holding item l takes at least
+    // T(l, l+1) + min c (monotone rounding makes both exact bounds). key_low is infeasible.
+    const double* pt = ws.m_prefix_time.data();
+    double comm_min = kInf;
+    double low_bound = 0.0;
+    for (double c : p.comm_s) {
+      low_bound = std::max(low_bound, c);
+      comm_min = std::min(comm_min, c);
+    }
+    for (int l = 0; l < n; ++l) low_bound = std::max(low_bound, time_of(pt, l, l + 1, comm_min));
+    std::int64_t key_low = order_key(low_bound) - 1;
+    while (order_key(high) - key_low > 1) {
+      const std::int64_t key_high = order_key(high);
+      // Midpoint in value; in bit patterns (which always makes progress) if that is degenerate.
+      const double low = from_order_key(std::max<std::int64_t>(key_low, 0));
+      std::int64_t key_mid = order_key(low + (high - low) / 2);
+      if (key_mid <= key_low || key_mid >= key_high) key_mid = key_low + (key_high - key_low) / 2;
+      const double mid = from_order_key(key_mid);
+      double next = kInf;
+      if (probe(p, ws, mid, &next)) {
+        high = witness(p, ws, result.bounds);
+        if (!(high <= mid)) throw std::logic_error("partition: probe witness exceeds its limit");
+      } else {
+        // No limit below `next` is feasible: the largest known infeasible key is key(next) - 1.
+        key_low = std::max(key_mid, order_key(next) - 1);
+        key_low = std::min(key_low, key_high - 1);
+      }
+    }
+    result.feasible = true;
+    result.bottleneck_s = high;
+    return result;
+  }
+
+  static bool greedy(const PartitionProblem& p, double limit) {
+    validate_partition_problem(p);
+    const auto n = static_cast<int>(p.time_s.size());
+    const int stages = p.stages;
+    if (stages > n) return false;
+    PartitionWorkspace ws;
+    prepare(p, ws);
+    const double* pt = ws.m_prefix_time.data();
+    const double cap = p.capacity_bytes;
+    int start = 0;
+    for (int stage = 0; stage < stages; ++stage) {
+      const double comm = p.comm_s[stage];
+      if (stage == stages - 1) {
+        return time_of(pt, start, n, comm) <= limit && memory(p, ws, stage, start, n) <= cap;
+      }
+      const int max_end = n - (stages - 1 - stage);  // leave one item per later stage
+      int end = start;
+      while (end < max_end && time_of(pt, start, end + 1, comm) <= limit &&
+             memory(p, ws, stage, start, end + 1) <= cap) {
+        ++end;
+      }
+      if (end == start) return false;
+      start = end;
+    }
+    return false;  // not reached
+  }
+
+  // O(L²·S) DP (algorithms.md §1.1). Tries every split point; the transient max is a running
+  // max over the split point, independent of the sparse table used elsewhere.
+  static Partition reference(const PartitionProblem& p) {
+    validate_partition_problem(p);
+    Partition result;
+    const auto n = static_cast<int>(p.time_s.size());
+    const int stages = p.stages;
+    if (stages > n) return result;
+    PartitionWorkspace ws;
+    prepare(p, ws);
+    const double* pt = ws.m_prefix_time.data();
+    const double* ps = ws.m_prefix_static.data();
+    const double* pa = ws.m_prefix_act.data();
+    const double cap = p.capacity_bytes;
+    const std::size_t stride = static_cast<std::size_t>(n) + 1;
+    std::vector<double> best((static_cast<std::size_t>(stages) + 1) * stride, kInf);
+    best[0] = 0.0;
+    for (int s = 1; s <= stages; ++s) {
+      const int stage = s - 1;
+      const double comm = p.comm_s[stage];
+      const double k = p.in_flight[stage];
+      const double extra = p.extra_bytes[stage];
+      const double* prev = best.data() + static_cast<std::size_t>(s - 1) * stride;
+      double* out = best.data() + static_cast<std::size_t>(s) * stride;
+      for (int j = s; j <= n; ++j) {
+        double value = kInf;
+        double transient = 0.0;
+        for (int i = j - 1; i >= s - 1; --i) {
+          transient = std::max(transient, p.transient_bytes[i]);
+          if (!(prev[i] < kInf)) continue;
+          if (memory_of(ps, pa, i, j, k, transient, extra) > cap) continue;
+          value = std::min(value, std::max(prev[i], time_of(pt, i, j, comm)));
+        }
+        out[j] = value;
+      }
+    }
+    const double optimum = best[static_cast<std::size_t>(stages) * stride + n];
+    if (!(optimum < kInf)) return result;
+    // Latest-cut backtrack, checking every split point.
+    result.bounds.assign(stages + 1, 0);
+    result.bounds[stages] = n;
+    for (int stage = stages - 1; stage >= 1; --stage) {
+      const int end = result.bounds[stage + 1];
+      const double* row = best.data() + static_cast<std::size_t>(stage) * stride;
+      int chosen = -1;
+      double transient = 0.0;
+      for (int i = end - 1; i >= stage; --i) {
+        transient = std::max(transient, p.transient_bytes[i]);
+        const bool fits =
+            memory_of(ps, pa, i, end, p.in_flight[stage], transient, p.extra_bytes[stage]) <= cap;
+        if (fits && row[i] <= optimum && time_of(pt, i, end, p.comm_s[stage]) <= optimum) {
+          chosen = i;
+          break;
+        }
+      }
+      if (chosen < 0) throw std::logic_error("partition: reference backtrack failed");
+      result.bounds[stage] = chosen;
+    }
+    result.feasible = true;
+    result.bottleneck_s = optimum;
+    return result;
+  }
+
+  static double stage_memory(const PartitionProblem& p, int stage, int i, int j) {
+    validate_partition_problem(p);
+    check_interval(p, stage, i, j);
+    PartitionWorkspace ws;
+    prepare(p, ws);
+    return memory(p, ws, stage, i, j);
+  }
+
+  static double stage_time(const PartitionProblem& p, int stage, int i, int j) {
+    validate_partition_problem(p);
+    check_interval(p, stage, i, j);
+    PartitionWorkspace ws;
+    prepare(p, ws);
+    return time_of(ws.m_prefix_time.data(), i, j, p.comm_s[stage]);
+  }
+
+  static Partition evaluate(const PartitionProblem& p, const std::vector<int>& bounds) {
+    validate_partition_problem(p);
+    Partition result;
+    result.bounds = bounds;
+    const auto n = static_cast<int>(p.time_s.size());
+    const int stages = p.stages;
+    if (bounds.size() != static_cast<std::size_t>(stages) + 1 || bounds.front() != 0 ||
+        bounds.back() != n) {
+      return result;
+    }
+    for (int stage = 0; stage < stages; ++stage) {
+      if (bounds[stage] >= bounds[stage + 1]) return result;
+    }
+    PartitionWorkspace ws;
+    prepare(p, ws);
+    double worst = 0.0;
+    bool fits = true;
+    for (int stage = 0; stage < stages; ++stage) {
+      const int i = bounds[stage];
+      const int j = bounds[stage + 1];
+      worst = std::max(worst, time_of(ws.m_prefix_time.data(), i, j, p.comm_s[stage]));
+      fits = fits && memory(p, ws, stage, i, j) <= p.capacity_bytes;
+    }
+    result.feasible = fits;
+    result.bottleneck_s = worst;
+    return result;
+  }
+};
+
+}  // namespace detail
+
+Partition partition_reference(const PartitionProblem& problem) {
+  return detail::PartitionKernels::reference(problem);
+}
+
+const Partition& partition_fast(const PartitionProblem& problem, PartitionWorkspace& workspace) {
+  return detail::PartitionKernels::fast(problem, workspace);
+}
+
+Partition partition_fast(const PartitionProblem& problem) {
+  PartitionWorkspace workspace;
+  return detail::PartitionKernels::fast(problem, workspace);
+}
+
+const Partition& partition_bisect_reachability(const PartitionProblem& problem,
+                                               PartitionWorkspace& workspace) {
+  return detail::PartitionKernels::bisect(problem, workspace);
+}
+
+Partition partition_bisect_reachability(const PartitionProblem& problem) {
+  PartitionWorkspace workspace;
+  return detail::PartitionKernels::bisect(problem, workspace);
+}
+
+bool greedy_probe_feasible(const PartitionProblem& problem, double bottleneck_s) {
+  return detail::PartitionKernels::greedy(problem, bottleneck_s);
+}
+
+double stage_memory(const PartitionProblem& problem, int stage, int first_item, int end_item) {
+  return detail::PartitionKernels::stage_memory(problem, stage, first_item, end_item);
+}
+
+double stage_time(const PartitionProblem& problem, int stage, int first_item, int end_item) {
+  return detail::PartitionKernels::stage_time(problem, stage, first_item, end_item);
+}
+
+Partition evaluate_partition(const PartitionProblem& problem, const std::vector<int>& bounds) {
+  return detail::PartitionKernels::evaluate(problem, bounds);
+}
+
+}  // namespace ppsearch
