@@ -88,58 +88,56 @@ SearchOutput run_search(const Problem& problem, const std::vector<Candidate>& ca
   const std::int64_t chunk = std::max(1, config.chunk);
   const std::int64_t n_chunks = (n + chunk - 1) / chunk;
 
-  // Results of this rank, in the order evaluated.
-  std::vector<std::int64_t> mine;   // candidate indices, by chunk
-  std::vector<Packed> packed;       // parallel to mine
-  std::vector<StageResult> pool;    // stages, concatenated in `mine` order
-  std::vector<std::vector<StageResult>> chunk_stages;
+  // Chunks are dealt cyclically (chunk k to rank k mod size): the enumeration order
+  // interleaves cheap and expensive candidates (PP, micro-batch count), so small
+  // chunks dealt round-robin keep ranks balanced without any message during the
+  // search. Inside a rank, one OpenMP region takes candidates dynamically.
+  std::vector<std::int64_t> mine;
+  for (std::int64_t k = comm.rank(); k < n_chunks; k += comm.size())
+    for (std::int64_t i = k * chunk; i < std::min(n, (k + 1) * chunk); ++i) mine.push_back(i);
+  const std::int64_t n_mine = static_cast<std::int64_t>(mine.size());
+  std::vector<Packed> packed(static_cast<std::size_t>(n_mine));
+  std::vector<std::vector<StageResult>> stages_of(static_cast<std::size_t>(n_mine));
 
   std::vector<Evaluator> evaluators;
   evaluators.reserve(threads);
   for (int t = 0; t < threads; ++t) evaluators.emplace_back(problem, config.eval);
 
-  const auto t0 = Clock::now();
-  double busy = 0;
-  std::int64_t done = 0;
   std::vector<std::exception_ptr> errors(threads);
-  // Chunks are dealt cyclically (chunk k to rank k mod size): the enumeration order
-  // interleaves cheap and expensive candidates (PP, micro-batch count), so small
-  // chunks dealt round-robin keep ranks balanced without any message during the
-  // search (a shared counter would need rank 0 to make MPI progress while it
-  // computes). Inside a rank, threads take candidates dynamically.
-  for (long long k = comm.rank(); k < n_chunks; k += comm.size()) {
-    const std::int64_t lo = k * chunk, hi = std::min(n, lo + chunk);
-    const std::int64_t cnt = hi - lo;
-    std::vector<Packed> part(static_cast<std::size_t>(cnt));
-    std::vector<std::vector<StageResult>> st(static_cast<std::size_t>(cnt));
-    const auto b0 = Clock::now();
-#pragma omp parallel for schedule(dynamic, 4) num_threads(threads)
-    for (std::int64_t i = 0; i < cnt; ++i) {
-      const int t = omp_get_thread_num();
+  std::atomic<std::int64_t> done{0};
+  const bool report = config.progress && comm.rank() == 0;
+  const auto b0 = Clock::now();
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num();
+    Evaluation e;
+#pragma omp for schedule(dynamic, 16)
+    for (std::int64_t i = 0; i < n_mine; ++i) {
       try {
-        Evaluation e;
-        evaluators[t].evaluate(candidates[lo + i], &e);
+        evaluators[t].evaluate(candidates[mine[i]], &e);
         Packed p;
         std::memset(&p, 0, sizeof p);
-        p.row = to_row(candidates[lo + i], e);
+        p.row = to_row(candidates[mine[i]], e);
         p.stage_count = static_cast<std::int32_t>(e.stages.size());
-        part[i] = p;
-        st[i] = std::move(e.stages);
+        packed[i] = p;
+        if (!e.stages.empty()) stages_of[i] = e.stages;
       } catch (...) {
         errors[t] = std::current_exception();
       }
+      const std::int64_t d = done.fetch_add(1, std::memory_order_relaxed) + 1;
+      if (report && t == 0 && (d & 255) == 0) config.progress(d, n);
     }
-    busy += std::chrono::duration<double>(Clock::now() - b0).count();
-    for (auto& err : errors)
-      if (err) std::rethrow_exception(err);
-    for (std::int64_t i = 0; i < cnt; ++i) {
-      packed.push_back(part[i]);
-      pool.insert(pool.end(), st[i].begin(), st[i].end());
-    }
-    done += cnt;
-    if (config.progress && comm.rank() == 0) config.progress(done, n);
   }
-  (void)t0;
+  const double busy = std::chrono::duration<double>(Clock::now() - b0).count();
+  for (auto& err : errors)
+    if (err) std::rethrow_exception(err);
+  if (report) config.progress(n_mine, n);
+  std::vector<StageResult> pool;
+  for (auto& st : stages_of) {
+    pool.insert(pool.end(), st.begin(), st.end());
+    std::vector<StageResult>().swap(st);
+  }
+  std::vector<std::vector<StageResult>>().swap(stages_of);
 
   // ---- Gather to rank 0 -------------------------------------------------------------
   std::vector<std::byte> blob;

@@ -1,6 +1,7 @@
 #include "ppsearch/search/enumerate.hpp"
 
 #include <algorithm>
+#include <tuple>
 
 namespace ppsearch {
 namespace {
@@ -169,6 +170,16 @@ Enumeration enumerate_candidates(const Problem& pb) {
       }
     }
   }
+  // Group candidates that share a pipeline shape (schedule, PP, VPP, micro-batch count)
+  // so that each thread's compiled-schedule cache stays warm; the ranking does not
+  // depend on this order (it is a total order on the results).
+  std::stable_sort(en.candidates.begin(), en.candidates.end(),
+                   [](const Candidate& a, const Candidate& b) {
+                     return std::make_tuple(static_cast<int>(a.schedule), a.pp, a.vpp,
+                                            a.num_microbatches) <
+                            std::make_tuple(static_cast<int>(b.schedule), b.pp, b.vpp,
+                                            b.num_microbatches);
+                   });
   for (int r = 0; r < kNumRules; ++r)
     en.rules.push_back(RuleCount{kRuleNames[r][0], kRuleNames[r][1], removed[r]});
   return en;

@@ -35,6 +35,7 @@ struct Evaluator::Impl {
   ScheduleResult sim;
   std::vector<double> hop_s;  // per virtual-stage boundary
   PartitionProblem part_relaxed;
+  PartitionWorkspace relaxed_ws;
   std::vector<int> bounds;
   // Per device accumulators.
   std::vector<double> dev_static, dev_transient, dev_params, dev_compute, dev_tp, dev_cp,
@@ -234,13 +235,20 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     if (!part.feasible) {
       // Figures for the user: the time-optimal partition without a memory limit,
       // and the rank of it that needs the most.
-      PartitionProblem relaxed = pp;
+      PartitionProblem& relaxed = I.part_relaxed;
+      relaxed = pp;
       relaxed.capacity_bytes = std::numeric_limits<double>::infinity();
-      const Partition best = partition_fast(relaxed);
+      const std::vector<int>& rb = partition_fast(relaxed, I.relaxed_ws).bounds;
       double worst = -1;
       int worst_rank = 0;
       for (int s = 0; s < S; ++s) {
-        const double m = stage_memory(relaxed, s, best.bounds[s], best.bounds[s + 1]);
+        double st = 0, act = 0, tr = 0;
+        for (int i = rb[s]; i < rb[s + 1]; ++i) {
+          st += pp.static_bytes[i];
+          act += pp.act_bytes[i];
+          tr = std::max(tr, pp.transient_bytes[i]);
+        }
+        const double m = st + pp.in_flight[s] * act + tr + pp.extra_bytes[s];
         if (m > worst) {
           worst = m;
           worst_rank = s;
@@ -265,7 +273,8 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     PartitionProblem& relaxed = I.part_relaxed;
     relaxed = pp;
     relaxed.capacity_bytes = std::numeric_limits<double>::infinity();
-    bounds = run_partitioner(relaxed).bounds;
+    bounds = I.opt.reference_partitioner ? partition_reference(relaxed).bounds
+                                         : partition_fast(relaxed, I.relaxed_ws).bounds;
     if (!place(bounds, &peak, &peak_rank)) {
       set_infeasible(&e, Infeasible::kSchedule);
       return;
