@@ -747,3 +747,287 @@ std::unique_ptr<ResultWriter> make_hdf5_result_writer(const std::string& path, b
 }
 
 }  // namespace ppsearch
+
+// =============================================================================================
+// ppsearch-validate: the table /runs (include/ppsearch/io/runs_writer.hpp, docs/validation.md).
+// A separate block appended to this file, the only HDF5 user. It reuses the helpers above
+// (Handle, check_id, check_status, fail, make_type, SilenceHdf5, canonical, errno_text) and the
+// same publication discipline as the results file: the file is built in memory, its image is
+// written to PATH.tmp-<pid> and synced, then moved onto PATH (link() without --overwrite, so an
+// existing file is never replaced).
+// =============================================================================================
+#include <ctime>
+
+#include "ppsearch/build_info.hpp"
+#include "ppsearch/io/runs_writer.hpp"
+
+namespace ppsearch {
+namespace {
+
+// One /runs row in memory: strings as char* (HDF5 variable-length strings).
+struct RunRowMem {
+  const char* id;
+  std::uint8_t modelled;
+  const char* note;
+  std::uint8_t fit;
+  double predicted_step_time_s, measured_step_time_s, error_pct, predicted_mfu, measured_mfu,
+      measured_mfu_recomputed, engine_mfu, peak_memory_gb;
+  const char* mfu_convention;
+  std::int32_t gpus, tp, pp, cp, dp, vpp, mbs, num_microbatches, global_batch_size;
+  const char* schedule;
+  const char* recompute;
+  std::int8_t sequence_parallel, zero_stage;
+  const char* searched;
+  std::int32_t candidates_evaluated, candidates_feasible;
+};
+static_assert(std::is_standard_layout_v<RunRowMem>);
+
+enum class RunKind { kStr, kU8, kI8, kI32, kF64 };
+struct RunField {
+  const char* name;
+  std::size_t offset;
+  RunKind kind;
+};
+
+#define PPSEARCH_RUN_FIELD(member, kind) \
+  RunField { #member, offsetof(RunRowMem, member), RunKind::kind }
+constexpr RunField kRunFields[] = {
+    PPSEARCH_RUN_FIELD(id, kStr),
+    PPSEARCH_RUN_FIELD(modelled, kU8),
+    PPSEARCH_RUN_FIELD(note, kStr),
+    PPSEARCH_RUN_FIELD(fit, kU8),
+    PPSEARCH_RUN_FIELD(predicted_step_time_s, kF64),
+    PPSEARCH_RUN_FIELD(measured_step_time_s, kF64),
+    PPSEARCH_RUN_FIELD(error_pct, kF64),
+    PPSEARCH_RUN_FIELD(predicted_mfu, kF64),
+    PPSEARCH_RUN_FIELD(measured_mfu, kF64),
+    PPSEARCH_RUN_FIELD(measured_mfu_recomputed, kF64),
+    PPSEARCH_RUN_FIELD(engine_mfu, kF64),
+    PPSEARCH_RUN_FIELD(peak_memory_gb, kF64),
+    PPSEARCH_RUN_FIELD(mfu_convention, kStr),
+    PPSEARCH_RUN_FIELD(gpus, kI32),
+    PPSEARCH_RUN_FIELD(tp, kI32),
+    PPSEARCH_RUN_FIELD(pp, kI32),
+    PPSEARCH_RUN_FIELD(cp, kI32),
+    PPSEARCH_RUN_FIELD(dp, kI32),
+    PPSEARCH_RUN_FIELD(vpp, kI32),
+    PPSEARCH_RUN_FIELD(mbs, kI32),
+    PPSEARCH_RUN_FIELD(num_microbatches, kI32),
+    PPSEARCH_RUN_FIELD(global_batch_size, kI32),
+    PPSEARCH_RUN_FIELD(schedule, kStr),
+    PPSEARCH_RUN_FIELD(recompute, kStr),
+    PPSEARCH_RUN_FIELD(sequence_parallel, kI8),
+    PPSEARCH_RUN_FIELD(zero_stage, kI8),
+    PPSEARCH_RUN_FIELD(searched, kStr),
+    PPSEARCH_RUN_FIELD(candidates_evaluated, kI32),
+    PPSEARCH_RUN_FIELD(candidates_feasible, kI32),
+};
+#undef PPSEARCH_RUN_FIELD
+
+Handle runs_string_type(const std::string& path) {
+  Handle t = make_type(H5Tcopy(H5T_C_S1), path, "string type");
+  // Variable-length UTF-8: h5py returns str (a fixed-length string would come back as bytes).
+  check_status(H5Tset_size(t.get(), H5T_VARIABLE), path, "string type size");
+  check_status(H5Tset_cset(t.get(), H5T_CSET_UTF8), path, "string type character set");
+  return t;
+}
+
+Handle runs_member_type(RunKind kind, bool file, const std::string& path) {
+  switch (kind) {
+    case RunKind::kStr:
+      return runs_string_type(path);
+    case RunKind::kU8:
+      return make_type(H5Tcopy(file ? H5T_STD_U8LE : H5T_NATIVE_UINT8), path, "uint8 type");
+    case RunKind::kI8:
+      return make_type(H5Tcopy(file ? H5T_STD_I8LE : H5T_NATIVE_INT8), path, "int8 type");
+    case RunKind::kI32:
+      return make_type(H5Tcopy(file ? H5T_STD_I32LE : H5T_NATIVE_INT32), path, "int32 type");
+    case RunKind::kF64:
+      return make_type(H5Tcopy(file ? H5T_IEEE_F64LE : H5T_NATIVE_DOUBLE), path, "float64 type");
+  }
+  throw std::logic_error("unknown /runs field kind");
+}
+
+// Memory type at the struct's offsets; the file type is the same members packed.
+Handle runs_compound_type(bool file, const std::string& path) {
+  Handle t = make_type(H5Tcreate(H5T_COMPOUND, sizeof(RunRowMem)), path, "compound type");
+  for (const RunField& f : kRunFields) {
+    Handle m = runs_member_type(f.kind, file, path);
+    check_status(H5Tinsert(t.get(), f.name, f.offset, m.get()), path, "adding a compound member");
+  }
+  if (file) check_status(H5Tpack(t.get()), path, "packing a compound type");
+  return t;
+}
+
+void runs_string_attr(hid_t file, const char* name, const std::string& value,
+                      const std::string& path) {
+  const std::string what = std::string("writing attribute ") + name;
+  Handle type = runs_string_type(path);
+  Handle space(check_id(H5Screate(H5S_SCALAR), path, what.c_str()), H5Sclose);
+  Handle attr(check_id(H5Acreate2(file, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                       path, what.c_str()),
+              H5Aclose);
+  const char* text = value.c_str();
+  check_status(H5Awrite(attr.get(), type.get(), &text), path, what.c_str());
+}
+
+// The whole file as bytes, built with the in-memory (core) driver.
+std::vector<unsigned char> runs_file_image(const std::string& path, const std::string& name,
+                                           const std::vector<RunRow>& rows,
+                                           const std::string& command_line) {
+  SilenceHdf5 quiet;
+  Handle fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), path, "file access properties"), H5Pclose);
+  check_status(H5Pset_fapl_core(fapl.get(), 1024 * 1024, 0), path, "in-memory file driver");
+  Handle file(check_id(H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), path,
+                       "creating the HDF5 file in memory"),
+              H5Fclose);
+  {
+    Handle mem_type = runs_compound_type(false, path);
+    Handle file_type = runs_compound_type(true, path);
+    std::vector<RunRowMem> mem(rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const RunRow& r = rows[i];
+      mem[i] = RunRowMem{r.id.c_str(),
+                         r.modelled,
+                         r.note.c_str(),
+                         r.fit,
+                         canonical(r.predicted_step_time_s),
+                         canonical(r.measured_step_time_s),
+                         canonical(r.error_pct),
+                         canonical(r.predicted_mfu),
+                         canonical(r.measured_mfu),
+                         canonical(r.measured_mfu_recomputed),
+                         canonical(r.engine_mfu),
+                         canonical(r.peak_memory_gb),
+                         r.mfu_convention.c_str(),
+                         r.gpus,
+                         r.tp,
+                         r.pp,
+                         r.cp,
+                         r.dp,
+                         r.vpp,
+                         r.mbs,
+                         r.num_microbatches,
+                         r.global_batch_size,
+                         r.schedule.c_str(),
+                         r.recompute.c_str(),
+                         r.sequence_parallel,
+                         r.zero_stage,
+                         r.searched.c_str(),
+                         r.candidates_evaluated,
+                         r.candidates_feasible};
+    }
+    const hsize_t dims[1] = {static_cast<hsize_t>(rows.size())};
+    const hsize_t maxdims[1] = {H5S_UNLIMITED};
+    Handle space(check_id(H5Screate_simple(1, dims, maxdims), path, "creating a dataspace"),
+                 H5Sclose);
+    Handle dcpl(check_id(H5Pcreate(H5P_DATASET_CREATE), path, "dataset properties"), H5Pclose);
+    const hsize_t chunk[1] = {std::max<hsize_t>(1, std::min<hsize_t>(dims[0], 1024))};
+    check_status(H5Pset_chunk(dcpl.get(), 1, chunk), path, "setting the chunk size");
+    check_status(H5Pset_obj_track_times(dcpl.get(), 0), path, "dataset time tracking");
+    Handle dset(check_id(H5Dcreate2(file.get(), "runs", file_type.get(), space.get(), H5P_DEFAULT,
+                                    dcpl.get(), H5P_DEFAULT),
+                         path, "creating dataset /runs"),
+                H5Dclose);
+    if (!mem.empty()) {
+      check_status(H5Dwrite(dset.get(), mem_type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, mem.data()),
+                   path, "writing /runs");
+    }
+  }
+  std::time_t t = std::time(nullptr);
+  char utc[32];
+  std::strftime(utc, sizeof utc, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  runs_string_attr(file.get(), "ppsearch_version", PPSEARCH_VERSION, path);
+  runs_string_attr(file.get(), "command_line", command_line, path);
+  runs_string_attr(file.get(), "created_utc", utc, path);
+  {
+    const std::int32_t version = 1;
+    Handle space(check_id(H5Screate(H5S_SCALAR), path, "attribute space"), H5Sclose);
+    Handle attr(check_id(H5Acreate2(file.get(), "runs_schema_version", H5T_STD_I32LE, space.get(),
+                                    H5P_DEFAULT, H5P_DEFAULT),
+                         path, "writing attribute runs_schema_version"),
+                H5Aclose);
+    check_status(H5Awrite(attr.get(), H5T_NATIVE_INT32, &version), path,
+                 "writing attribute runs_schema_version");
+  }
+  check_status(H5Fflush(file.get(), H5F_SCOPE_GLOBAL), path, "flushing the file");
+  const ssize_t size = H5Fget_file_image(file.get(), nullptr, 0);
+  if (size < 0) fail(path, "sizing the file image");
+  std::vector<unsigned char> image(static_cast<std::size_t>(size));
+  if (H5Fget_file_image(file.get(), image.data(), image.size()) != size) {
+    fail(path, "copying the file image");
+  }
+  check_status(file.close(), path, "closing the file");
+  return image;
+}
+
+[[noreturn]] void runs_fail_errno(const std::string& path, const std::string& what, int err) {
+  throw OutputError("cannot write '" + path + "': " + what + ": " + errno_text(err));
+}
+
+}  // namespace
+
+void write_runs_table(const std::string& path, const std::vector<RunRow>& rows,
+                      const std::string& command_line, bool overwrite) {
+  if (path.empty()) throw OutputError("cannot write the runs file: the path is empty");
+  const std::string exists = "cannot write '" + path + "': file exists (use --overwrite)";
+  std::error_code ec;
+  const fs::path final_path(path);
+  const fs::file_status st = fs::status(final_path, ec);
+  if (fs::is_directory(st)) {
+    throw OutputError("cannot write '" + path + "': it is a folder, not a file name");
+  }
+  if (fs::exists(st) && !overwrite) throw OutputError(exists);
+  const fs::path parent = final_path.parent_path();
+  if (!parent.empty()) {
+    fs::create_directories(parent, ec);
+    if (ec) {
+      throw OutputError("cannot write '" + path + "': cannot create folder '" + parent.string() +
+                        "': " + ec.message());
+    }
+  }
+  const std::string tmp = path + ".tmp-" + std::to_string(static_cast<long>(::getpid()));
+  const std::vector<unsigned char> image = runs_file_image(path, tmp, rows, command_line);
+
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) runs_fail_errno(path, "cannot create temporary file '" + tmp + "'", errno);
+  try {
+    std::size_t done = 0;
+    while (done < image.size()) {
+      const ssize_t n = ::write(fd, image.data() + done, image.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) runs_fail_errno(path, "writing '" + tmp + "'", n < 0 ? errno : EIO);
+      done += static_cast<std::size_t>(n);
+    }
+    if (::fsync(fd) != 0 && errno != EINVAL && errno != EROFS) {
+      runs_fail_errno(path, "writing '" + tmp + "'", errno);
+    }
+  } catch (...) {
+    ::close(fd);
+    std::remove(tmp.c_str());
+    throw;
+  }
+  if (::close(fd) != 0 && errno != EINTR) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    runs_fail_errno(path, "writing '" + tmp + "'", err);
+  }
+  bool placed = false;
+  if (!overwrite) {
+    // link() never replaces a file that appeared meanwhile.
+    if (::link(tmp.c_str(), path.c_str()) == 0) {
+      std::remove(tmp.c_str());
+      placed = true;
+    } else if (errno == EEXIST || fs::exists(final_path, ec)) {
+      std::remove(tmp.c_str());
+      throw OutputError(exists);
+    }
+  }
+  if (!placed && std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    runs_fail_errno(path, "cannot rename '" + tmp + "' onto it", err);
+  }
+}
+
+}  // namespace ppsearch

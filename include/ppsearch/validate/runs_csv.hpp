@@ -1,0 +1,107 @@
+/// \file
+/// The runs CSV of `ppsearch-validate` (tests/validation/runs-README.md, docs/validation.md): one
+/// measured training run per row. RFC 4180 splitting and a check of every column, collected at
+/// once so that a user fixes a whole file in one pass. Pure core: std only.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ppsearch/spec/specs.hpp"
+
+namespace ppsearch {
+
+/// \brief One CSV record: its fields and the 1-based file line on which it starts
+///        (a quoted field may span lines; the header is line 1 of a file without blank lines).
+struct CsvRecord {
+  int line = 0;
+  std::vector<std::string> fields;
+};
+
+/// \brief Splits `text` into records by RFC 4180: fields separated by commas, records by CRLF or
+///        LF; a field may be enclosed in double quotes, inside which commas, line breaks and
+///        doubled quotes ("") are literal. A leading UTF-8 byte-order mark and blank lines are
+///        skipped.
+/// \param source label for messages ("runs.csv")
+/// \throws ConfigError for an unterminated quoted field or a quote inside an unquoted field or
+///         after a closing quote ("runs.csv:LINE: TEXT: what is allowed")
+std::vector<CsvRecord> split_csv(const std::string& text, const std::string& source);
+
+/// \brief The columns of the runs schema, in the order of runs-README.md. Every one must appear
+///        in the header (in any order); further columns are ignored.
+inline constexpr std::array<const char*, 29> kRunsColumns = {
+    "id",
+    "source",
+    "layers",
+    "hidden_size",
+    "ffn_hidden_size",
+    "attention_heads",
+    "kv_heads",
+    "vocab_size",
+    "seq_length",
+    "mlp",
+    "gpu",
+    "gpus",
+    "gpus_per_node",
+    "network_gbit_per_s",
+    "tp",
+    "pp",
+    "vpp",
+    "cp",
+    "dp",
+    "mbs",
+    "global_batch_size",
+    "recompute",
+    "sequence_parallel",
+    "zero_stage",
+    "measured_step_time_s",
+    "step_time_derivation",
+    "measured_mfu_pct",
+    "mfu_convention",
+    "trust",
+};
+
+/// \brief One checked row of a runs CSV. Integers that the source does not state are
+///        std::nullopt (or 0 where noted); numbers are in the schema's units.
+struct RunRecord {
+  int line = 0;  ///< file line of the row (for messages)
+  std::string id;
+  std::string source;
+  int layers = 0;
+  int hidden_size = 0;
+  int ffn_hidden_size = 0;  ///< 0 = not stated
+  int attention_heads = 0;
+  int kv_heads = 0;    ///< 0 = not stated
+  int vocab_size = 0;  ///< 0 = not stated
+  int seq_length = 0;
+  MlpKind mlp = MlpKind::kGeLU;
+  std::string gpu;  ///< lower-case, e.g. "a100-80gb"
+  int gpus = 0;
+  int gpus_per_node = 0;          ///< GPUs per NVLink domain; 0 = not stated
+  double network_gbit_per_s = 0;  ///< scale-out Gbit/s per GPU per direction; 0 = not stated
+  int tp = 1, pp = 1, cp = 1, dp = 1;
+  std::optional<int> vpp;  ///< not stated = searched
+  std::optional<int> mbs;  ///< not stated = searched
+  int global_batch_size = 0;
+  std::optional<Recompute> recompute;     ///< not stated = searched
+  std::optional<bool> sequence_parallel;  ///< not stated = searched
+  std::optional<int> zero_stage;          ///< not stated = searched
+  std::optional<double> measured_step_time_s;
+  std::string step_time_derivation;
+  std::optional<double> measured_mfu_pct;  ///< as printed by the source, in percent
+  std::string mfu_convention;              ///< label; "" = not given
+  std::string trust;                       ///< A, A-, B, C, no-time or "" (not graded)
+};
+
+/// \brief Parses and checks a whole runs CSV. Checks the header (every schema column present,
+///        none twice), the field count of every row and every column of every row, and the
+///        cross-column rules: dp = gpus/(tp·pp·cp), global_batch_size a multiple of dp, mbs a
+///        divisor of global_batch_size/dp, kv_heads a divisor of attention_heads, tp a divisor
+///        of attention_heads, vpp = 1 when pp = 1, sequence_parallel off when tp = 1, unique ids.
+/// \param source label for messages, normally the path as the user gave it
+/// \throws ConfigError with every issue, each "SOURCE:LINE: column = value: what is allowed"
+std::vector<RunRecord> parse_runs_csv(const std::string& text, const std::string& source);
+
+}  // namespace ppsearch

@@ -1,0 +1,394 @@
+// The runs CSV of ppsearch-validate: RFC 4180 splitting and a check of every column
+// (tests/validation/runs-README.md "Schema"; docs/validation.md).
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ppsearch/util/error.hpp"
+#include "ppsearch/validate/runs_csv.hpp"
+
+namespace ppsearch {
+namespace {
+
+std::string at(const std::string& source, int line) { return source + ":" + std::to_string(line); }
+
+// The start of a text for a message: up to its first line break, at most 40 characters.
+std::string excerpt(const std::string& s) {
+  const std::string first = s.substr(0, s.find_first_of("\r\n"));
+  return first.size() > 40 ? first.substr(0, 40) + "..." : first;
+}
+
+std::string trim(const std::string& s) {
+  const char* ws = " \t";
+  const auto b = s.find_first_not_of(ws);
+  if (b == std::string::npos) return std::string();
+  const auto e = s.find_last_not_of(ws);
+  return s.substr(b, e - b + 1);
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+// RFC 4180 §2: records end at CRLF (LF accepted too); fields containing commas, quotes or line
+// breaks are enclosed in double quotes, and a quote inside is written twice.
+std::vector<CsvRecord> split_csv(const std::string& text, const std::string& source) {
+  enum class State { kFieldStart, kUnquoted, kQuoted, kQuoteSeen };
+  std::vector<CsvRecord> records;
+  std::vector<ConfigIssue> issues;
+  const std::size_t n = text.size();
+  std::size_t i = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;  // UTF-8 byte-order mark
+  int line = 1;
+  int quote_line = 0;  // where the open quoted field started
+
+  State state = State::kFieldStart;
+  CsvRecord rec;
+  std::string field;
+  bool started = false;  // the record has a character (a blank line is no record)
+  auto end_field = [&] {
+    rec.fields.push_back(field);
+    field.clear();
+  };
+  auto end_record = [&] {
+    if (started) {
+      end_field();
+      records.push_back(std::move(rec));
+    }
+    rec = CsvRecord{};
+    field.clear();
+    started = false;
+    state = State::kFieldStart;
+  };
+  // After an error: drop the record and carry on at the next line break.
+  auto fail = [&](const std::string& what, const std::string& allowed) {
+    issues.push_back(ConfigIssue{at(source, line), "", excerpt(what), allowed});
+    while (i < n && text[i] != '\n') ++i;
+    started = false;
+    end_record();
+  };
+
+  for (; i < n; ++i) {
+    const char c = text[i];
+    const bool crlf = c == '\r' && i + 1 < n && text[i + 1] == '\n';
+    if (!started && !crlf && c != '\n') {
+      started = true;
+      rec.line = line;
+    }
+    switch (state) {
+      case State::kFieldStart:
+      case State::kUnquoted:
+        if (c == ',') {
+          end_field();
+          state = State::kFieldStart;
+        } else if (c == '\n') {
+          end_record();
+          ++line;
+        } else if (crlf) {
+          // the LF ends the record
+        } else if (c == '"' && state == State::kFieldStart) {
+          state = State::kQuoted;
+          quote_line = line;
+        } else if (c == '"') {
+          fail(field + text.substr(i, 20),
+               "a double quote only around a whole field, and written twice inside it "
+               "(RFC 4180)");
+          if (i < n) ++line;  // the line break that fail() stopped at
+        } else {
+          field += c;
+          state = State::kUnquoted;
+        }
+        break;
+      case State::kQuoted:
+        if (c == '"') {
+          state = State::kQuoteSeen;
+        } else {
+          if (c == '\n') ++line;
+          field += c;
+        }
+        break;
+      case State::kQuoteSeen:
+        if (c == '"') {  // a doubled quote is one literal quote
+          field += '"';
+          state = State::kQuoted;
+        } else if (c == ',') {
+          end_field();
+          state = State::kFieldStart;
+        } else if (c == '\n') {
+          end_record();
+          ++line;
+        } else if (!crlf) {
+          fail("\"" + field + "\"" + text.substr(i, 20),
+               "a comma or the end of the row after a closing double quote (RFC 4180)");
+          if (i < n) ++line;
+        }
+        break;
+    }
+  }
+  if (state == State::kQuoted) {
+    issues.push_back(ConfigIssue{at(source, quote_line), "", "\"" + excerpt(field),
+                                 "a quoted field closed by a double quote (RFC 4180)"});
+  } else {
+    end_record();
+  }
+  if (!issues.empty()) throw ConfigError(std::move(issues));
+  return records;
+}
+
+namespace {
+
+// Checks and converts the fields of one row; every problem becomes an issue naming the column.
+class RowReader {
+ public:
+  RowReader(const std::string& source, const CsvRecord& rec, const std::map<std::string, int>& col,
+            std::vector<ConfigIssue>* issues)
+      : where_(at(source, rec.line)), rec_(rec), col_(col), issues_(issues) {}
+
+  std::string raw(const char* name) const {
+    return rec_.fields[static_cast<std::size_t>(col_.at(name))];
+  }
+  std::string text(const char* name) const { return trim(raw(name)); }
+
+  void issue(const char* name, const std::string& allowed) {
+    const std::string v = text(name);
+    issues_->push_back(ConfigIssue{where_, name, v.empty() ? "(empty)" : excerpt(v), allowed});
+  }
+
+  // An integer written without decimals; nullopt when empty or malformed (then an issue unless
+  // empty is allowed).
+  std::optional<int> integer(const char* name, int min, bool optional, const std::string& allowed) {
+    const std::string v = text(name);
+    if (v.empty()) {
+      if (!optional) issue(name, allowed);
+      return std::nullopt;
+    }
+    const bool digits = std::all_of(
+        v.begin(), v.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    if (!digits || v.size() > 9) {
+      issue(name, allowed);
+      return std::nullopt;
+    }
+    const int x = std::atoi(v.c_str());
+    if (x < min) {
+      issue(name, allowed);
+      return std::nullopt;
+    }
+    return x;
+  }
+
+  std::optional<double> number(const char* name, double lo_exclusive, double hi_inclusive,
+                               const std::string& allowed) {
+    const std::string v = text(name);
+    if (v.empty()) return std::nullopt;
+    errno = 0;
+    char* end = nullptr;
+    const double x = std::strtod(v.c_str(), &end);
+    const bool ok = end == v.c_str() + v.size() && errno == 0 && std::isfinite(x) &&
+                    x > lo_exclusive && x <= hi_inclusive &&
+                    (std::isdigit(static_cast<unsigned char>(v.front())) || v.front() == '.');
+    if (!ok) {
+      issue(name, allowed);
+      return std::nullopt;
+    }
+    return x;
+  }
+
+ private:
+  std::string where_;
+  const CsvRecord& rec_;
+  const std::map<std::string, int>& col_;
+  std::vector<ConfigIssue>* issues_;
+};
+
+const char* const kIntRequired = "an integer >= 1";
+const char* const kIntOptional = "an integer >= 1, or empty (not stated)";
+
+RunRecord read_row(const std::string& source, const CsvRecord& rec,
+                   const std::map<std::string, int>& col, std::vector<ConfigIssue>* issues) {
+  RowReader r(source, rec, col, issues);
+  RunRecord run;
+  run.line = rec.line;
+
+  run.id = r.text("id");
+  if (run.id.empty()) r.issue("id", "a non-empty run id");
+  run.source = r.text("source");
+
+  const std::size_t before = issues->size();
+  auto req = [&](const char* name, int* out) {
+    if (auto v = r.integer(name, 1, false, kIntRequired)) *out = *v;
+  };
+  auto opt0 = [&](const char* name, int* out) {
+    if (auto v = r.integer(name, 1, true, kIntOptional)) *out = *v;
+  };
+  req("layers", &run.layers);
+  req("hidden_size", &run.hidden_size);
+  opt0("ffn_hidden_size", &run.ffn_hidden_size);
+  req("attention_heads", &run.attention_heads);
+  opt0("kv_heads", &run.kv_heads);
+  opt0("vocab_size", &run.vocab_size);
+  req("seq_length", &run.seq_length);
+
+  const std::string mlp = lower(r.text("mlp"));
+  if (mlp == "swiglu") {
+    run.mlp = MlpKind::kSwiGLU;
+  } else if (mlp == "gelu") {
+    run.mlp = MlpKind::kGeLU;
+  } else {
+    r.issue("mlp", "swiglu or gelu");
+  }
+
+  run.gpu = lower(r.text("gpu"));
+  const bool gpu_ok = !run.gpu.empty() && std::all_of(run.gpu.begin(), run.gpu.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+  });
+  if (!gpu_ok) {
+    r.issue("gpu",
+            "a GPU name of letters, digits and '-' (a100-80gb, a100-40gb, h100-80gb, h100-96gb, "
+            "h200, gb200)");
+  }
+  req("gpus", &run.gpus);
+  opt0("gpus_per_node", &run.gpus_per_node);
+  if (auto v = r.number("network_gbit_per_s", 0, 1e9, "a number > 0 (Gbit/s per GPU), or empty")) {
+    run.network_gbit_per_s = *v;
+  }
+  req("tp", &run.tp);
+  req("pp", &run.pp);
+  run.vpp = r.integer("vpp", 1, true, "an integer >= 1, or empty (searched)");
+  req("cp", &run.cp);
+  req("dp", &run.dp);
+  run.mbs = r.integer("mbs", 1, true, "an integer >= 1, or empty (searched)");
+  req("global_batch_size", &run.global_batch_size);
+
+  const std::string rc = lower(r.text("recompute"));
+  if (!rc.empty()) {
+    Recompute x;
+    if (parse_recompute(rc, &x)) {
+      run.recompute = x;
+    } else {
+      r.issue("recompute", "none, selective or full, or empty (searched)");
+    }
+  }
+  const std::string sp = lower(r.text("sequence_parallel"));
+  if (sp == "on") {
+    run.sequence_parallel = true;
+  } else if (sp == "off") {
+    run.sequence_parallel = false;
+  } else if (!sp.empty()) {
+    r.issue("sequence_parallel", "on or off, or empty (searched)");
+  }
+  const std::string z = r.text("zero_stage");
+  if (!z.empty()) {
+    if (z.size() == 1 && z[0] >= '0' && z[0] <= '3') {
+      run.zero_stage = z[0] - '0';
+    } else {
+      r.issue("zero_stage", "0, 1, 2 or 3, or empty (searched)");
+    }
+  }
+  run.measured_step_time_s =
+      r.number("measured_step_time_s", 0, 1e9, "a number > 0 (seconds), or empty");
+  run.step_time_derivation = r.text("step_time_derivation");
+  run.measured_mfu_pct =
+      r.number("measured_mfu_pct", 0, 100, "a number > 0 and <= 100 (percent), or empty");
+  run.mfu_convention = r.text("mfu_convention");
+  run.trust = r.text("trust");
+  if (!(run.trust.empty() || run.trust == "A" || run.trust == "A-" || run.trust == "B" ||
+        run.trust == "C" || run.trust == "no-time")) {
+    r.issue("trust", "A, A-, B, C or no-time, or empty (not graded)");
+  }
+
+  // Cross-column rules, only when the columns they use are valid.
+  if (issues->size() != before) return run;
+  if (run.kv_heads > 0 && run.attention_heads % run.kv_heads != 0) {
+    r.issue("kv_heads",
+            "a divisor of attention_heads (" + std::to_string(run.attention_heads) + ")");
+  }
+  if (run.attention_heads % run.tp != 0) {
+    r.issue("tp", "a divisor of attention_heads (" + std::to_string(run.attention_heads) + ")");
+  }
+  const long long model_parallel = 1LL * run.tp * run.pp * run.cp;
+  if (model_parallel * run.dp != run.gpus) {
+    std::string want = "gpus/(tp*pp*cp)";
+    if (run.gpus % model_parallel == 0) {
+      want += " = " + std::to_string(run.gpus / model_parallel);
+    } else {
+      want += ", an integer (gpus = " + std::to_string(run.gpus) +
+              ", tp*pp*cp = " + std::to_string(model_parallel) + ")";
+    }
+    r.issue("dp", want);
+  } else if (run.global_batch_size % run.dp != 0) {
+    r.issue("global_batch_size", "a multiple of dp (" + std::to_string(run.dp) + ")");
+  } else if (run.mbs && (run.global_batch_size / run.dp) % *run.mbs != 0) {
+    r.issue("mbs", "a divisor of global_batch_size/dp (" +
+                       std::to_string(run.global_batch_size / run.dp) + "), or empty (searched)");
+  }
+  if (run.vpp && *run.vpp > 1 && run.pp == 1) {
+    r.issue("vpp", "1 or empty when pp = 1 (interleaving needs pipeline parallelism)");
+  }
+  if (run.sequence_parallel && *run.sequence_parallel && run.tp == 1) {
+    r.issue("sequence_parallel", "off or empty when tp = 1");
+  }
+  return run;
+}
+
+}  // namespace
+
+std::vector<RunRecord> parse_runs_csv(const std::string& text, const std::string& source) {
+  const std::vector<CsvRecord> records = split_csv(text, source);
+  std::vector<ConfigIssue> issues;
+  if (records.empty()) {
+    throw ConfigError(ConfigIssue{source, "", "no header",
+                                  "a header naming the runs columns, then one row per run"});
+  }
+  const CsvRecord& header = records.front();
+  std::map<std::string, int> col;
+  for (std::size_t k = 0; k < header.fields.size(); ++k) {
+    const std::string name = trim(header.fields[k]);
+    if (!col.emplace(name, static_cast<int>(k)).second) {
+      issues.push_back(
+          ConfigIssue{at(source, header.line), "header", name,
+                      "each column once (column " + std::to_string(k + 1) + " repeats it)"});
+    }
+  }
+  std::string missing;
+  for (const char* name : kRunsColumns) {
+    if (col.count(name) == 0) missing += (missing.empty() ? "" : ", ") + std::string(name);
+  }
+  if (!missing.empty()) {
+    issues.push_back(ConfigIssue{at(source, header.line), "header", "missing " + missing,
+                                 "every column of the runs schema (docs/validation.md)"});
+  }
+  if (!issues.empty()) throw ConfigError(std::move(issues));
+
+  std::vector<RunRecord> runs;
+  std::map<std::string, int> first_line;
+  for (std::size_t k = 1; k < records.size(); ++k) {
+    const CsvRecord& rec = records[k];
+    if (rec.fields.size() != header.fields.size()) {
+      issues.push_back(
+          ConfigIssue{at(source, rec.line), "", std::to_string(rec.fields.size()) + " fields",
+                      std::to_string(header.fields.size()) + " fields, as many as the header has"});
+      continue;
+    }
+    RunRecord run = read_row(source, rec, col, &issues);
+    if (!run.id.empty()) {
+      const auto [it, fresh] = first_line.emplace(run.id, rec.line);
+      if (!fresh) {
+        issues.push_back(
+            ConfigIssue{at(source, rec.line), "id", run.id,
+                        "a unique id (also on line " + std::to_string(it->second) + ")"});
+      }
+    }
+    runs.push_back(std::move(run));
+  }
+  if (!issues.empty()) throw ConfigError(std::move(issues));
+  return runs;
+}
+
+}  // namespace ppsearch

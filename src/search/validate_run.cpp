@@ -1,0 +1,277 @@
+// One runs row → the Problem it describes, the configurations it allows and the best prediction
+// (docs/validation.md "How a row is modelled").
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ppsearch/search/evaluate.hpp"
+#include "ppsearch/spec/check.hpp"
+#include "ppsearch/validate/validate.hpp"
+
+namespace ppsearch {
+
+GpuMapping map_gpu(const std::string& gpu) {
+  // Cluster presets whose [cluster] gpu names the GPU preset (configs/clusters/*.ini).
+  static const std::map<std::string, std::string> kClusters = {
+      {"a100-80gb", "a100-8gpu-hdr"}, {"h100-80gb", "h100-8gpu-ndr"}, {"h200", "h200-8gpu-ndr"},
+      {"gb200", "gb200-nvl72"},       {"b200", "b200-8gpu-xdr"},      {"b300", "b300-8gpu-xdr"},
+      {"gb300", "gb300-nvl72"},
+  };
+  GpuMapping m;
+  if (gpu == "a100-40gb") {
+    // Same chip and HBM2 bandwidth class as the 80 GB part; only the capacity differs
+    // (NVIDIA A100 datasheet: 40 GB HBM2, 1,555 GB/s vs 80 GB HBM2e, 2,039 GB/s).
+    m.supported = true;
+    m.cluster_preset = "a100-8gpu-hdr";
+    m.memory_gb = 40;
+    m.note = "a100-40gb modelled as a100-80gb with gpu.memory_gb = 40";
+    return m;
+  }
+  const auto it = kClusters.find(gpu);
+  if (it == kClusters.end()) {
+    m.reason = "unsupported GPU '" + gpu +
+               "' (supported: a100-80gb, a100-40gb, h100-80gb, h200, gb200, b200, b300, gb300)";
+    return m;
+  }
+  m.supported = true;
+  m.cluster_preset = it->second;
+  return m;
+}
+
+std::string precheck_run(const RunRecord& run) {
+  if (run.trust == "no-time") return "trust = no-time: the source gives no honest step time";
+  if (!run.measured_step_time_s) return "no measured step time";
+  const GpuMapping gpu = map_gpu(run.gpu);
+  if (!gpu.supported) return gpu.reason;
+  std::string missing;
+  if (run.ffn_hidden_size == 0) missing += "ffn_hidden_size";
+  if (run.kv_heads == 0) missing += std::string(missing.empty() ? "" : ", ") + "kv_heads";
+  if (run.vocab_size == 0) missing += std::string(missing.empty() ? "" : ", ") + "vocab_size";
+  if (!missing.empty()) return "model not fully stated (empty: " + missing + ")";
+  return {};
+}
+
+bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* p,
+                          std::string* why) {
+  ModelSpec& m = p->model;
+  m = ModelSpec{};
+  m.name = run.id;
+  m.layers = run.layers;
+  m.hidden_size = run.hidden_size;
+  m.ffn_hidden_size = run.ffn_hidden_size;
+  m.attention_heads = run.attention_heads;
+  m.kv_heads = run.kv_heads;
+  // head_dim = hidden/heads (0 = "derived" makes check() report a hidden size that is not a
+  // multiple of the heads).
+  m.head_dim =
+      run.hidden_size % run.attention_heads == 0 ? run.hidden_size / run.attention_heads : 0;
+  m.vocab_size = run.vocab_size;
+  m.seq_length = run.seq_length;
+  m.mlp = run.mlp;
+  m.tied_embeddings = false;  // the schema does not say; the interface default
+
+  p->training.global_batch_size = run.global_batch_size;
+  p->training.attention_flops = AttentionFlops::kFull;  // no source halves attention FLOPs
+
+  if (gpu.memory_gb > 0) p->gpu.memory_bytes = gpu.memory_gb * 1e9;
+  ClusterSpec& c = p->cluster;
+  if (run.gpus_per_node > 0) {
+    // The schema's gpus_per_node is the NVLink domain. The preset's node (e.g. a 4-GPU GB200
+    // tray) stays when it divides the domain; otherwise the node is the domain.
+    c.nvlink_domain_size = run.gpus_per_node;
+    if (c.gpus_per_node <= 0 || run.gpus_per_node % c.gpus_per_node != 0) {
+      c.gpus_per_node = run.gpus_per_node;
+    }
+  }
+  if (run.network_gbit_per_s > 0) c.network_bytes_per_s = run.network_gbit_per_s * 1e9 / 8;
+
+  p->gpus = {run.gpus};
+  p->search = SearchSpec{};
+  p->search.tp = {run.tp};
+  p->search.pp = {run.pp};
+  p->search.cp = {run.cp};
+
+  const std::vector<ConfigIssue> issues = check(*p);
+  if (!issues.empty()) {
+    std::string text;
+    for (const ConfigIssue& i : issues) text += (text.empty() ? "" : "; ") + i.message();
+    if (why) *why = "the row does not make a valid problem: " + text;
+    return false;
+  }
+  resolve_defaults(*p);
+  return true;
+}
+
+std::vector<Candidate> run_candidates(const RunRecord& run) {
+  const int per_dp = run.global_batch_size / run.dp;
+  std::vector<int> mbs;
+  if (run.mbs) {
+    mbs = {*run.mbs};
+  } else {
+    for (int b = 1; b <= std::min(16, per_dp); ++b) {
+      if (per_dp % b == 0) mbs.push_back(b);
+    }
+  }
+  std::vector<int> vpp;
+  if (run.vpp) {
+    vpp = {*run.vpp};
+  } else {
+    vpp = {1};
+    if (run.pp > 1) {
+      for (int v = 2; 1LL * run.pp * v <= run.layers; ++v) {
+        if (run.layers % (run.pp * v) == 0) vpp.push_back(v);
+      }
+    }
+  }
+  std::vector<Recompute> recompute;
+  if (run.recompute) {
+    recompute = {*run.recompute};
+  } else {
+    recompute = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
+  }
+  std::vector<int> sp;
+  if (run.sequence_parallel) {
+    sp = {*run.sequence_parallel ? 1 : 0};
+  } else {
+    sp = run.tp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0};
+  }
+  const std::vector<int> zero =
+      run.zero_stage ? std::vector<int>{*run.zero_stage} : std::vector<int>{0, 1};
+
+  std::vector<Candidate> out;
+  out.reserve(mbs.size() * vpp.size() * recompute.size() * sp.size() * zero.size());
+  for (int b : mbs) {
+    for (int v : vpp) {
+      for (Recompute r : recompute) {
+        for (int s : sp) {
+          for (int z : zero) {
+            Candidate c;
+            c.gpus = run.gpus;
+            c.tp = run.tp;
+            c.pp = run.pp;
+            c.cp = run.cp;
+            c.dp = run.dp;
+            c.vpp = v;
+            c.mbs = b;
+            c.num_microbatches = per_dp / b;
+            c.global_batch_size = run.global_batch_size;
+            c.schedule = v > 1 ? Schedule::kInterleaved1F1B : Schedule::k1F1B;
+            c.recompute = r;
+            c.sp = static_cast<std::uint8_t>(s);
+            c.zero = static_cast<std::uint8_t>(z);
+            out.push_back(c);
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+namespace {
+
+void fill_common(const RunRecord& run, RunResult* r) {
+  r->id = run.id;
+  r->convention = parse_mfu_convention(run.mfu_convention);
+  r->convention_label = run.mfu_convention;
+  if (run.measured_step_time_s) r->measured_step_time_s = *run.measured_step_time_s;
+  if (run.measured_mfu_pct) r->reported_mfu = *run.measured_mfu_pct / 100.0;
+}
+
+// The knobs the row left empty that had a choice, with the chosen values.
+std::string searched_text(const RunRecord& run, const Candidate& c) {
+  std::string s;
+  auto add = [&](const std::string& item) { s += (s.empty() ? "" : " ") + item; };
+  const int per_dp = run.global_batch_size / run.dp;
+  if (!run.mbs && per_dp > 1) add("mbs=" + std::to_string(c.mbs));
+  if (!run.vpp && run.pp > 1) add("vpp=" + std::to_string(c.vpp));
+  if (!run.recompute) add(std::string("recompute=") + to_string(c.recompute));
+  if (!run.sequence_parallel && run.tp > 1) add(std::string("sp=") + (c.sp ? "on" : "off"));
+  if (!run.zero_stage) add("zero=" + std::to_string(c.zero));
+  return s;
+}
+
+}  // namespace
+
+RunResult not_modelled(const RunRecord& run, const std::string& reason) {
+  RunResult r;
+  fill_common(run, &r);
+  r.modelled = false;
+  r.reason = reason;
+  return r;
+}
+
+RunResult predict_run(const RunRecord& run, const Problem& problem) {
+  RunResult r;
+  fill_common(run, &r);
+  const std::vector<Candidate> cands = run_candidates(run);
+  EvalOptions opt;
+  opt.want_stages = false;
+  Evaluator ev(problem, opt);
+  Evaluation e;
+  Evaluation best_eval;
+  const Candidate* best = nullptr;
+  // For the message when nothing fits: the count per reason and one example, the memory failure
+  // that needs the least memory when there is one.
+  int reason_count[kNumInfeasible] = {};
+  Evaluation example;
+  bool have_example = false;
+  for (const Candidate& c : cands) {
+    ev.evaluate(c, &e);
+    ++r.evaluated;
+    if (!e.feasible) {
+      ++reason_count[static_cast<int>(e.reason)];
+      const bool better_memory =
+          e.reason == Infeasible::kMemory &&
+          (example.reason != Infeasible::kMemory || e.needed_bytes < example.needed_bytes);
+      if (!have_example || better_memory) {
+        example = e;
+        have_example = true;
+      }
+      continue;
+    }
+    ++r.feasible;
+    if (best == nullptr || e.iteration_time_s < best_eval.iteration_time_s ||
+        (e.iteration_time_s == best_eval.iteration_time_s && key_less(c, *best))) {
+      best = &c;
+      best_eval = e;
+    }
+  }
+  if (best == nullptr) {
+    r.modelled = false;
+    std::string counts;
+    for (int k = 0; k < kNumInfeasible; ++k) {
+      if (reason_count[k] == 0) continue;
+      counts += (counts.empty() ? "" : ", ") + std::string(to_string(static_cast<Infeasible>(k))) +
+                " " + std::to_string(reason_count[k]);
+    }
+    if (r.evaluated == 1) {
+      r.reason = "the model says the stated configuration does not fit: " + explain(example);
+    } else {
+      r.reason = "no feasible configuration among " + std::to_string(r.evaluated) + " (" + counts +
+                 "); closest: " + explain(example);
+    }
+    return r;
+  }
+  r.modelled = true;
+  r.chosen = *best;
+  r.searched = searched_text(run, *best);
+  r.predicted_step_time_s = best_eval.iteration_time_s;
+  r.error_pct = 100.0 * (r.predicted_step_time_s - r.measured_step_time_s) / r.measured_step_time_s;
+  r.engine_mfu = best_eval.mfu;
+  r.peak_memory_gb = best_eval.peak_memory_gb;
+  const double peak = problem.gpu.peak_flop_per_s;
+  r.predicted_mfu = convention_mfu(r.convention, problem.model, run.global_batch_size,
+                                   r.predicted_step_time_s, run.gpus, peak);
+  r.measured_mfu = convention_mfu(r.convention, problem.model, run.global_batch_size,
+                                  r.measured_step_time_s, run.gpus, peak);
+  if (!run.mfu_convention.empty() && r.convention == MfuConvention::kUnknown) {
+    r.note = "mfu_convention '" + run.mfu_convention + "' unknown: MFU not comparable";
+  }
+  return r;
+}
+
+}  // namespace ppsearch

@@ -1,0 +1,265 @@
+// ppsearch-validate: predictions held against measured training runs (docs/validation.md).
+// Reads a runs CSV, evaluates each row's configuration with the engine (searching the knobs the
+// row leaves empty), prints the per-row table, error statistics and ranking fidelity, and
+// optionally writes the HDF5 table /runs. Serial: no MPI ranks, no threads.
+#include <algorithm>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ppsearch/build_info.hpp"
+#include "ppsearch/io/config_file.hpp"
+#include "ppsearch/io/runs_writer.hpp"
+#include "ppsearch/util/error.hpp"
+#include "ppsearch/validate/validate.hpp"
+
+namespace {
+
+using namespace ppsearch;
+
+constexpr const char* kUsage =
+    "Usage: ppsearch-validate RUNS.csv [--output FILE.h5] [--overwrite] [--fit-ids LIST] "
+    "[--quiet]\n"
+    "\n"
+    "Evaluates every row of RUNS.csv (schema: docs/validation.md) with the ppsearch engine and\n"
+    "compares the predicted step time and MFU with the measured ones.\n"
+    "\n"
+    "  --output FILE.h5  also write the table /runs to an HDF5 file\n"
+    "  --overwrite       replace an existing output file\n"
+    "  --fit-ids LIST    comma list of ids (a trailing * matches a prefix, e.g. kor22-*): the\n"
+    "                    statistics are also given for these rows and for the others\n"
+    "  --quiet           print nothing but errors\n"
+    "  --help, --version\n"
+    "\n"
+    "Exit codes: 0 it ran; 1 internal error; 2 usage error or malformed RUNS.csv; 4 output "
+    "error.\n";
+
+struct Args {
+  std::string runs_path;
+  std::string output;
+  bool overwrite = false;
+  bool quiet = false;
+  std::vector<std::string> fit_patterns;
+  std::string command_line;
+};
+
+[[noreturn]] void usage_error(const std::string& message) {
+  throw ConfigError(ConfigIssue{"", "", message, ""});
+}
+
+std::string shell_quote(const std::string& s) {
+  const bool plain = !s.empty() && s.find_first_not_of(
+                                       "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN"
+                                       "OPQRSTUVWXYZ0123456789-_./=:,+*@%") == std::string::npos;
+  if (plain) return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// Returns false when the program should exit at once with `code` (--help, --version).
+bool parse_args(int argc, char** argv, Args* a, int* code) {
+  a->command_line = "ppsearch-validate";
+  for (int i = 1; i < argc; ++i) a->command_line += " " + shell_quote(argv[i]);
+  std::vector<std::string> positional;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    bool has_value = false;
+    if (arg.rfind("--", 0) == 0) {
+      const auto eq = arg.find('=');
+      if (eq != std::string::npos) {
+        value = arg.substr(eq + 1);
+        arg = arg.substr(0, eq);
+        has_value = true;
+      }
+    }
+    auto take_value = [&](const char* what) {
+      if (has_value) return value;
+      if (i + 1 >= argc) usage_error(arg + ": " + what + " is missing");
+      return std::string(argv[++i]);
+    };
+    auto no_value = [&] {
+      if (has_value) usage_error(arg + "=" + value + ": " + arg + " takes no value");
+    };
+    if (arg == "--help" || arg == "-h") {
+      std::cout << kUsage;
+      *code = 0;
+      return false;
+    } else if (arg == "--version") {
+      std::cout << "ppsearch-validate " << PPSEARCH_VERSION << " (" << PPSEARCH_GIT_HASH << ")\n";
+      *code = 0;
+      return false;
+    } else if (arg == "--output") {
+      a->output = take_value("the output file name");
+      if (a->output.empty()) usage_error("--output: the output file name is empty");
+    } else if (arg == "--overwrite") {
+      no_value();
+      a->overwrite = true;
+    } else if (arg == "--quiet") {
+      no_value();
+      a->quiet = true;
+    } else if (arg == "--fit-ids") {
+      const std::string list = take_value("the id list");
+      for (std::string& p : split_id_list(list)) a->fit_patterns.push_back(std::move(p));
+      if (a->fit_patterns.empty()) usage_error("--fit-ids = " + list + ": at least one id");
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      usage_error(arg + ": unknown option (see --help)");
+    } else {
+      positional.push_back(arg);
+    }
+  }
+  if (positional.size() != 1) {
+    usage_error(positional.empty() ? "RUNS.csv: the runs file is missing (see --help)"
+                                   : positional[1] + ": one runs file only (see --help)");
+  }
+  a->runs_path = positional[0];
+  return true;
+}
+
+std::string read_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  std::string why;
+  if (!fs::exists(st)) {
+    why = "no such file";
+  } else if (!fs::is_regular_file(st)) {
+    why = "not a regular file";
+  } else {
+    std::ifstream in(path, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.is_open() && !in.bad()) return text;
+    why = "cannot be read";
+  }
+  throw ConfigError(ConfigIssue{"", "", path, "a readable runs CSV file (" + why + ")"});
+}
+
+RunResult model_row(const RunRecord& run) {
+  const std::string skip = precheck_run(run);
+  if (!skip.empty()) return not_modelled(run, skip);
+  const GpuMapping gpu = map_gpu(run.gpu);
+  // Presets through the configuration loader, so that every calibration constant comes from
+  // configs/. The model preset is a placeholder: apply_run_to_problem replaces the whole model.
+  LoadRequest req;
+  req.cluster = gpu.cluster_preset;
+  req.sets = {"search.gpus=" + std::to_string(run.gpus)};
+  Problem problem;
+  try {
+    problem = load_problem(req);
+  } catch (const ConfigError& e) {
+    return not_modelled(run,
+                        std::string("cannot load preset ") + gpu.cluster_preset + ": " + e.what());
+  }
+  std::string why;
+  if (!apply_run_to_problem(run, gpu, &problem, &why)) return not_modelled(run, why);
+  RunResult r = predict_run(run, problem);
+  if (!gpu.note.empty()) r.note = r.note.empty() ? gpu.note : gpu.note + "; " + r.note;
+  return r;
+}
+
+RunRow to_row(const RunResult& r) {
+  RunRow row;
+  row.id = r.id;
+  row.modelled = r.modelled ? 1 : 0;
+  row.note = r.modelled ? r.note : r.reason;
+  row.fit = r.fit ? 1 : 0;
+  row.predicted_step_time_s = r.predicted_step_time_s;
+  row.measured_step_time_s = r.measured_step_time_s;
+  row.error_pct = r.error_pct;
+  row.predicted_mfu = r.predicted_mfu;
+  row.measured_mfu = r.reported_mfu;
+  row.measured_mfu_recomputed = r.measured_mfu;
+  row.engine_mfu = r.engine_mfu;
+  row.peak_memory_gb = r.peak_memory_gb;
+  row.mfu_convention = r.convention_label;
+  if (r.modelled) {
+    const Candidate& c = r.chosen;
+    row.gpus = c.gpus;
+    row.tp = c.tp;
+    row.pp = c.pp;
+    row.cp = c.cp;
+    row.dp = c.dp;
+    row.vpp = c.vpp;
+    row.mbs = c.mbs;
+    row.num_microbatches = c.num_microbatches;
+    row.global_batch_size = c.global_batch_size;
+    row.schedule = to_string(c.schedule);
+    row.recompute = to_string(c.recompute);
+    row.sequence_parallel = static_cast<std::int8_t>(c.sp);
+    row.zero_stage = static_cast<std::int8_t>(c.zero);
+    row.searched = r.searched;
+  }
+  row.candidates_evaluated = r.evaluated;
+  row.candidates_feasible = r.feasible;
+  return row;
+}
+
+int run(int argc, char** argv) {
+  Args args;
+  int code = 0;
+  if (!parse_args(argc, argv, &args, &code)) return code;
+
+  const std::vector<RunRecord> runs = parse_runs_csv(read_file(args.runs_path), args.runs_path);
+  for (const std::string& p : args.fit_patterns) {
+    const bool any = std::any_of(runs.begin(), runs.end(),
+                                 [&](const RunRecord& r) { return id_matches(p, r.id); });
+    if (!any) usage_error("--fit-ids: " + p + ": matches no id of " + args.runs_path);
+  }
+  if (!args.output.empty() && !args.overwrite) {
+    std::error_code ec;
+    if (std::filesystem::exists(args.output, ec)) {
+      usage_error("--output: output = " + args.output +
+                  ": the file exists; pass --overwrite to replace it");
+    }
+  }
+
+  std::vector<RunResult> results;
+  results.reserve(runs.size());
+  for (const RunRecord& run : runs) {
+    RunResult r = model_row(run);
+    r.fit = std::any_of(args.fit_patterns.begin(), args.fit_patterns.end(),
+                        [&](const std::string& p) { return id_matches(p, run.id); });
+    results.push_back(std::move(r));
+  }
+
+  if (!args.output.empty()) {
+    std::vector<RunRow> rows;
+    rows.reserve(results.size());
+    for (const RunResult& r : results) rows.push_back(to_row(r));
+    try {
+      write_runs_table(args.output, rows, args.command_line, args.overwrite);
+    } catch (const OutputError& e) {
+      std::cerr << "ppsearch-validate: " << e.what() << "\n";
+      return static_cast<int>(ExitCode::kOutput);
+    }
+  }
+  if (!args.quiet) {
+    std::cout << "ppsearch-validate " << PPSEARCH_VERSION << ": " << runs.size() << " rows from "
+              << args.runs_path << "\n\n";
+    print_validation_report(std::cout, runs, results, args.fit_patterns);
+    if (!args.output.empty()) std::cout << "\nWrote /runs to " << args.output << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const ppsearch::ConfigError& e) {
+    for (const ppsearch::ConfigIssue& issue : e.issues()) {
+      std::cerr << "ppsearch-validate: error: " << issue.message() << "\n";
+    }
+    return static_cast<int>(ppsearch::ExitCode::kUsage);
+  } catch (const std::exception& e) {
+    std::cerr << "ppsearch-validate: internal error: " << e.what() << "\n";
+    return static_cast<int>(ppsearch::ExitCode::kInternal);
+  }
+}
