@@ -24,7 +24,7 @@ using namespace ppsearch;
 
 constexpr const char* kUsage =
     "Usage: ppsearch-validate RUNS.csv [--output FILE.h5] [--overwrite] [--fit-ids LIST] "
-    "[--quiet]\n"
+    "[--set SECTION.KEY=VALUE]... [--quiet]\n"
     "\n"
     "Evaluates every row of RUNS.csv (schema: docs/validation.md) with the ppsearch engine and\n"
     "compares the predicted step time and MFU with the measured ones.\n"
@@ -33,6 +33,8 @@ constexpr const char* kUsage =
     "  --overwrite       replace an existing output file\n"
     "  --fit-ids LIST    comma list of ids (a trailing * matches a prefix, e.g. kor22-*): the\n"
     "                    statistics are also given for these rows and for the others\n"
+    "  --set S.K=V       override a configuration key for every row (repeatable), e.g.\n"
+    "                    --set gpu.gemm_efficiency=0.75 to try a calibration constant\n"
     "  --quiet           print nothing but errors\n"
     "  --help, --version\n"
     "\n"
@@ -45,6 +47,7 @@ struct Args {
   bool overwrite = false;
   bool quiet = false;
   std::vector<std::string> fit_patterns;
+  std::vector<std::string> sets;  // --set, applied after the presets, for every row
   std::string command_line;
 };
 
@@ -108,6 +111,8 @@ bool parse_args(int argc, char** argv, Args* a, int* code) {
       const std::string list = take_value("the id list");
       for (std::string& p : split_id_list(list)) a->fit_patterns.push_back(std::move(p));
       if (a->fit_patterns.empty()) usage_error("--fit-ids = " + list + ": at least one id");
+    } else if (arg == "--set") {
+      a->sets.push_back(take_value("SECTION.KEY=VALUE"));
     } else if (arg.size() > 1 && arg[0] == '-') {
       usage_error(arg + ": unknown option (see --help)");
     } else {
@@ -140,7 +145,7 @@ std::string read_file(const std::string& path) {
   throw ConfigError(ConfigIssue{"", "", path, "a readable runs CSV file (" + why + ")"});
 }
 
-RunResult model_row(const RunRecord& run) {
+RunResult model_row(const RunRecord& run, const std::vector<std::string>& sets) {
   const std::string skip = precheck_run(run);
   if (!skip.empty()) return not_modelled(run, skip);
   const GpuMapping gpu = map_gpu(run.gpu);
@@ -149,6 +154,7 @@ RunResult model_row(const RunRecord& run) {
   LoadRequest req;
   req.cluster = gpu.cluster_preset;
   req.sets = {"search.gpus=" + std::to_string(run.gpus)};
+  req.sets.insert(req.sets.end(), sets.begin(), sets.end());
   Problem problem;
   try {
     problem = load_problem(req);
@@ -219,10 +225,17 @@ int run(int argc, char** argv) {
     }
   }
 
+  if (!args.sets.empty()) {  // a bad --set is a usage error (exit 2), not a per-row failure
+    LoadRequest probe;
+    probe.sets = {"search.gpus=8"};
+    probe.sets.insert(probe.sets.end(), args.sets.begin(), args.sets.end());
+    (void)load_problem(probe);
+  }
+
   std::vector<RunResult> results;
   results.reserve(runs.size());
   for (const RunRecord& run : runs) {
-    RunResult r = model_row(run);
+    RunResult r = model_row(run, args.sets);
     r.fit = std::any_of(args.fit_patterns.begin(), args.fit_patterns.end(),
                         [&](const std::string& p) { return id_matches(p, run.id); });
     results.push_back(std::move(r));

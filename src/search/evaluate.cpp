@@ -311,23 +311,33 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   double optimizer_s = 0, param_gather_exposed = 0;
   int crit = 0;
   double t_end = 0;
+  // Megatron reduces gradients in buckets of max(40 M, 1 M × DP) parameters
+  // (distributed_data_parallel_config.py, algorithms.md §5.4); each bucket pays the
+  // collective's latency, and the last one can only start after the backward ends.
+  const double bucket_params = std::max(40e6, 1e6 * dr);
   for (int d = 0; d < P; ++d) {
     const double phi = I.dev_params[d];
-    double t_dp = 0, gather = 0;
+    const double n_buckets = std::max(1.0, std::ceil(phi / bucket_params));
+    const double per_bucket = phi / n_buckets;
+    double t_dp = 0, gather = 0, last_bucket = 0, first_gather = 0;
     if (dr > 1) {
       if (c.zero == 0) {
         // DDP: all-reduce of fp32 gradients (β_g = 4, Megatron default for bf16).
-        t_dp = collective_time(Collective::kAllReduce, 4.0 * phi, dp_group, I.links);
+        last_bucket = collective_time(Collective::kAllReduce, 4.0 * per_bucket, dp_group, I.links);
       } else {
         // Distributed optimizer / ZeRO: reduce-scatter of gradients, all-gather of
         // the updated bf16 parameters (ZeRO §7: same volume as all-reduce).
-        t_dp = collective_time(Collective::kReduceScatter, 4.0 * phi, dp_group, I.links);
-        gather = collective_time(Collective::kAllGather, 2.0 * phi, dp_group, I.links);
+        last_bucket =
+            collective_time(Collective::kReduceScatter, 4.0 * per_bucket, dp_group, I.links);
+        first_gather =
+            collective_time(Collective::kAllGather, 2.0 * per_bucket, dp_group, I.links);
+        gather = n_buckets * first_gather;
       }
+      t_dp = n_buckets * last_bucket;
     }
     double exposed = t_dp;
     if (tr.overlap_grad_reduce)  // buckets reduce during the last micro-batch's backward
-      exposed = std::max(0.0, t_dp - pb.cluster.dp_comm_overlap * I.dev_window[d]);
+      exposed = std::max(last_bucket, t_dp - pb.cluster.dp_comm_overlap * I.dev_window[d]);
     if (c.zero == 3 && dr > 1) {
       // Parameters gathered for every micro-batch's forward and backward, prefetched
       // behind compute: only what exceeds the device's compute is exposed.
@@ -335,7 +345,10 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       exposed += std::max(0.0, per_step - I.sim.busy_s[d]);
       gather = 0;
     }
-    if (!tr.overlap_param_gather) param_gather_exposed = std::max(param_gather_exposed, gather);
+    // The updated parameters are gathered bucket by bucket behind the next step's
+    // forward (--overlap-param-gather); the first bucket is waited for.
+    param_gather_exposed =
+        std::max(param_gather_exposed, tr.overlap_param_gather ? first_gather : gather);
     I.dev_dp_exposed[d] = exposed;
     I.dev_finish[d] = I.sim.last_grad_end_s[d] + exposed;
     if (I.dev_finish[d] > t_end) {

@@ -171,10 +171,13 @@ TEST(Presets, HardwareFiguresMatchTheDatasheets) {
   EXPECT_EQ(gpu("gb300").memory_bytes, 288e9);
   EXPECT_EQ(gpu("b300").peak_flop_per_s, 2250e12);
   EXPECT_EQ(gpu("gb200").peak_flop_per_s, 2450e12);
-  // MAMF / peak (stas00/ml-engineering): H100 794.5/989, B200 1745/2250.
-  EXPECT_NEAR(gpu("h100").gemm_efficiency, 794.5 / 989, 5e-4);
-  EXPECT_NEAR(gpu("b200").gemm_efficiency, 1745.0 / 2250, 5e-4);
-  EXPECT_NEAR(gpu("a100-80gb").gemm_efficiency, 271.2 / 312, 5e-4);
+  // The calibrated end-to-end GEMM efficiency stays below the single-GEMM ceiling,
+  // MAMF / peak (stas00/ml-engineering): H100 794.5/989, B200 1745/2250, A100 271.2/312.
+  EXPECT_LT(gpu("h100").gemm_efficiency, 794.5 / 989);
+  EXPECT_LT(gpu("h200").gemm_efficiency, 794.5 / 989);
+  EXPECT_LT(gpu("b200").gemm_efficiency, 1745.0 / 2250);
+  EXPECT_LT(gpu("a100-80gb").gemm_efficiency, 271.2 / 312);
+  EXPECT_GT(gpu("h100").gemm_efficiency, 0.5);
 
   auto cluster = [](const std::string& name) {
     LoadRequest req = with_gpus();
