@@ -336,14 +336,19 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       t_dp = n_buckets * last_bucket;
     }
     double exposed = t_dp;
-    if (tr.overlap_grad_reduce)  // buckets reduce during the last micro-batch's backward
+    if (c.zero >= 2 && dr > 1) {
+      // ZeRO-2/3 keep only a gradient shard, so every micro-batch's backward
+      // reduce-scatters its gradients (ZeRO §5); ZeRO-3 also gathers the parameters
+      // for every forward and backward (§7: 1.5× the all-reduce volume). Both are
+      // prefetched / bucketed behind the device's compute; the last bucket is not.
+      double total = M * t_dp;
+      if (c.zero == 3) {
+        total += 2.0 * M * gather;
+        gather = first_gather = 0;  // parameters stay sharded after the step
+      }
+      exposed = std::max(last_bucket, total - pb.cluster.dp_comm_overlap * I.sim.busy_s[d]);
+    } else if (tr.overlap_grad_reduce) {  // buckets reduce during the last backward
       exposed = std::max(last_bucket, t_dp - pb.cluster.dp_comm_overlap * I.dev_window[d]);
-    if (c.zero == 3 && dr > 1) {
-      // Parameters gathered for every micro-batch's forward and backward, prefetched
-      // behind compute: only what exceeds the device's compute is exposed.
-      const double per_step = 2.0 * M * gather;
-      exposed += std::max(0.0, per_step - I.sim.busy_s[d]);
-      gather = 0;
     }
     // The updated parameters are gathered bucket by bucket behind the next step's
     // forward (--overlap-param-gather); the first bucket is waited for.
