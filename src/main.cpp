@@ -14,10 +14,10 @@
 
 #include "ppsearch/build_info.hpp"
 #include "ppsearch/cli/options.hpp"
+#include "ppsearch/cli/report.hpp"
 #include "ppsearch/comm/communicator.hpp"
 #include "ppsearch/io/config_file.hpp"
 #include "ppsearch/io/result_writer.hpp"
-#include "ppsearch/cli/report.hpp"
 #include "ppsearch/runtime/run.hpp"
 #include "ppsearch/search/enumerate.hpp"
 #include "ppsearch/util/error.hpp"

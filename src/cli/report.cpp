@@ -67,7 +67,8 @@ std::string reason_summary(const SearchOutput& out) {
   std::string s;
   for (int r = 1; r < kNumInfeasible; ++r) {
     if (!s.empty()) s += ";";
-    s += std::string(to_string(static_cast<Infeasible>(r))) + "=" + std::to_string(out.by_reason[r]);
+    s +=
+        std::string(to_string(static_cast<Infeasible>(r))) + "=" + std::to_string(out.by_reason[r]);
   }
   return s;
 }
@@ -83,8 +84,8 @@ void print_report(std::ostream& os, const Problem& problem, const RunRequest& re
      << meta.threads_per_rank << " thread(s): " << fmt("%.0f", rate) << " candidates/s\n";
   std::int64_t removed = 0;
   for (const auto& r : en.rules) removed += r.removed;
-  os << "enumeration: " << en.considered << " combinations, " << removed
-     << " removed by rules, " << en.candidates.size() << " evaluated\n\n";
+  os << "enumeration: " << en.considered << " combinations, " << removed << " removed by rules, "
+     << en.candidates.size() << " evaluated\n\n";
 
   const int K = std::min<int>(req.top, static_cast<int>(out.rows.size()));
   char line[512];
@@ -101,9 +102,9 @@ void print_report(std::ostream& os, const Problem& problem, const RunRequest& re
                   "%8.1f\n",
                   i + 1, r.gpus, r.tp, r.pp, r.cp, r.dp, r.vpp, r.mbs, r.num_microbatches,
                   to_string(static_cast<Schedule>(r.schedule)),
-                  to_string(static_cast<Recompute>(r.recompute)), r.sequence_parallel ? "on" : "off",
-                  r.zero_stage, r.iteration_time_s, 100 * r.mfu, r.tflops_per_gpu,
-                  100 * r.bubble_fraction, r.peak_memory_gb);
+                  to_string(static_cast<Recompute>(r.recompute)),
+                  r.sequence_parallel ? "on" : "off", r.zero_stage, r.iteration_time_s, 100 * r.mfu,
+                  r.tflops_per_gpu, 100 * r.bubble_fraction, r.peak_memory_gb);
     os << line;
   }
   // The best partition, as Megatron-LM takes it.
@@ -131,12 +132,13 @@ void print_report(std::ostream& os, const Problem& problem, const RunRequest& re
       if (!r.feasible) {
         std::snprintf(line, sizeof line, "  %5d GPUs: no feasible configuration\n", r.gpus);
       } else {
-        std::snprintf(line, sizeof line,
-                      "  %5d GPUs: tp %d pp %d cp %d dp %d vpp %d mbs %d %s: %.3f s/step, MFU %.1f%%, "
-                      "%.0f tokens/s\n",
-                      r.gpus, r.tp, r.pp, r.cp, r.dp, r.vpp, r.mbs,
-                      to_string(static_cast<Schedule>(r.schedule)), r.iteration_time_s, 100 * r.mfu,
-                      r.tokens_per_s);
+        std::snprintf(
+            line, sizeof line,
+            "  %5d GPUs: tp %d pp %d cp %d dp %d vpp %d mbs %d %s: %.3f s/step, MFU %.1f%%, "
+            "%.0f tokens/s\n",
+            r.gpus, r.tp, r.pp, r.cp, r.dp, r.vpp, r.mbs,
+            to_string(static_cast<Schedule>(r.schedule)), r.iteration_time_s, 100 * r.mfu,
+            r.tokens_per_s);
       }
       os << line;
     }
@@ -178,7 +180,8 @@ void Progress::update(std::int64_t done, std::int64_t total) {
   const double rate = el > 0 ? done / el : 0;
   const double eta = rate > 0 ? (total - std::min(done, total)) / rate : 0;
   std::fprintf(stderr, "\r%lld/%lld candidates, %.0f/s, ETA %.0f s   ",
-               static_cast<long long>(std::min(done, total)), static_cast<long long>(total), rate, eta);
+               static_cast<long long>(std::min(done, total)), static_cast<long long>(total), rate,
+               eta);
   drawn_ = true;
 }
 

@@ -9,7 +9,8 @@ GroupShape group_shape(int size, int stride, int nvlink_domain_size) {
   GroupShape g;
   g.size = std::max(1, size);
   // Members i·stride: a domain of n_dom consecutive ranks holds n_dom/stride of them.
-  const int k = stride >= nvlink_domain_size ? 1 : std::max(1, nvlink_domain_size / std::max(1, stride));
+  const int k =
+      stride >= nvlink_domain_size ? 1 : std::max(1, nvlink_domain_size / std::max(1, stride));
   g.per_domain = std::min(g.size, k);
   g.domains = (g.size + g.per_domain - 1) / g.per_domain;
   return g;
@@ -63,8 +64,8 @@ double collective_time(Collective op, double bytes, const GroupShape& g, const L
   double lat = ring_lat;
   if (op == Collective::kAllReduce) {
     // Tree all-reduce: 2·((n/N − 1)·intraLat + log2(N)·interLat).
-    const double tree_lat =
-        2.0 * ((double(n) / N - 1.0) * l.nvlink_latency_s + std::log2(double(N)) * l.network_latency_s);
+    const double tree_lat = 2.0 * ((double(n) / N - 1.0) * l.nvlink_latency_s +
+                                   std::log2(double(N)) * l.network_latency_s);
     lat = std::min(ring_lat, tree_lat);
   }
   return lat + bytes * factor / bw;

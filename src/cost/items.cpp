@@ -38,10 +38,14 @@ double core_flops(const Dims& d, double s_eff) { return 4 * s_eff * d.hq; }
 // optimizer state (DP × CP in Megatron).
 double bytes_per_param(int zero, double dr) {
   switch (zero) {
-    case 0: return 18.0;                // 2 param + 4 grad + 12 (fp32 main, m, v)
-    case 1: return 6.0 + 12.0 / dr;     // distributed optimizer: fp32 grads not sharded
-    case 2: return 2.0 + 16.0 / dr;     // gradients sharded too
-    default: return 18.0 / dr;          // everything sharded
+    case 0:
+      return 18.0;  // 2 param + 4 grad + 12 (fp32 main, m, v)
+    case 1:
+      return 6.0 + 12.0 / dr;  // distributed optimizer: fp32 grads not sharded
+    case 2:
+      return 2.0 + 16.0 / dr;  // gradients sharded too
+    default:
+      return 18.0 / dr;  // everything sharded
   }
 }
 
@@ -62,7 +66,8 @@ double recompute_flops_per_step(const ModelSpec& m, int global_batch, Recompute 
   // algorithms.md §3.1 (Korthikanti §6): full = one more forward of every layer;
   // selective = the core attention forward again. Counted with the full-matrix s.
   switch (r) {
-    case Recompute::kNone: return 0.0;
+    case Recompute::kNone:
+      return 0.0;
     case Recompute::kSelective:
       return double(global_batch) * d.s * m.layers * core_flops(d, d.s);
     case Recompute::kFull:
@@ -89,8 +94,8 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
   const ClusterSpec& cl = pb.cluster;
   const Dims d = dims_of(model);
   const double t = c.tp, cp = c.cp;
-  const double tsp = c.sp ? t : 1.0;        // sequence-parallel regions are sharded by t
-  const double m = double(c.mbs) * d.s / cp; // tokens per GPU per micro-batch (CP splits s)
+  const double tsp = c.sp ? t : 1.0;          // sequence-parallel regions are sharded by t
+  const double m = double(c.mbs) * d.s / cp;  // tokens per GPU per micro-batch (CP splits s)
   const double mem_bw = gpu.hbm_bytes_per_s * gpu.memory_efficiency;
   const double act_ovh = gpu.activation_overhead;
   const int ndom = cl.nvlink_domain_size;
@@ -196,7 +201,7 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     // Activations (§4.2, Llama-style generalisation of Korthikanti Table 2): norm
     // inputs and QKV/FC1 inputs (8h, SP-sharded), Q, K, V, O (4h_q + 4h_kv), FC1
     // output and activation output (6F SwiGLU, 4F GeLU), FA's fp32 log-sum-exp.
-    const double a_core = kBf16 * m * (4.0 * d.h / tsp);                  // the 8h term
+    const double a_core = kBf16 * m * (4.0 * d.h / tsp);  // the 8h term
     const double a_tp = m * (4.0 * d.hq + 4.0 * d.hkv + (d.glu ? 6.0 : 4.0) * d.F) / t;
     const double a_lse = kFp32 * m * d.a / t;
     const double a_none = a_core + a_tp + a_lse;
@@ -263,13 +268,16 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     if (c.tp > 1) {
       const double S = kBf16 * m * d.h;
       // Two all-reduces of 4·b·s bytes (max and sum) plus the target logit.
-      const double small = 3.0 * collective_time(Collective::kAllReduce, kFp32 * m, tp_group, links);
+      const double small =
+          3.0 * collective_time(Collective::kAllReduce, kFp32 * m, tp_group, links);
       if (c.sp) {
         tp_fwd = collective_time(Collective::kAllGather, S, tp_group, links) + small;
-        tp_bwd = std::max(0.0, collective_time(Collective::kReduceScatter, S, tp_group, links) - g_wgrad);
+        tp_bwd = std::max(
+            0.0, collective_time(Collective::kReduceScatter, S, tp_group, links) - g_wgrad);
       } else {
         tp_fwd = small;
-        tp_bwd = std::max(0.0, collective_time(Collective::kAllReduce, S, tp_group, links) - g_wgrad);
+        tp_bwd =
+            std::max(0.0, collective_time(Collective::kAllReduce, S, tp_group, links) - g_wgrad);
       }
       tp_fwd *= 1.0 - cl.tp_comm_overlap;
       tp_bwd *= 1.0 - cl.tp_comm_overlap;

@@ -185,7 +185,8 @@ SearchOutput run_search(const Problem& problem, const std::vector<Candidate>& ca
     p += sizeof ns;
     const std::size_t old = stages_all.size();
     stages_all.resize(old + static_cast<std::size_t>(ns));
-    if (ns) std::memcpy(stages_all.data() + old, p, static_cast<std::size_t>(ns) * sizeof(StageResult));
+    if (ns)
+      std::memcpy(stages_all.data() + old, p, static_cast<std::size_t>(ns) * sizeof(StageResult));
     std::vector<std::byte>().swap(b);
   }
   if (static_cast<std::int64_t>(rows.size()) != n)

@@ -44,7 +44,8 @@ const char* kRuleNames[kNumRules][2] = {
     {"batch_divisible", "global batch must be divisible by DP × micro-batch size"},
     {"sp_needs_tp", "sequence parallelism needs TP > 1"},
     {"zero_needs_dp", "ZeRO sharding needs DP·CP > 1"},
-    {"zero23_needs_pp1", "ZeRO-2/3 are not combined with pipeline parallelism (DeepSpeed, Megatron)"},
+    {"zero23_needs_pp1",
+     "ZeRO-2/3 are not combined with pipeline parallelism (DeepSpeed, Megatron)"},
     {"pp1_one_schedule", "with PP = 1 all schedules coincide: only one is kept"},
     {"interleaved_needs_pp2", "interleaving needs PP ≥ 2 and VPP ≥ 2"},
     {"interleaved_microbatches", "interleaving needs the micro-batch count divisible by PP"},
@@ -94,7 +95,8 @@ Enumeration enumerate_candidates(const Problem& pb) {
     const std::vector<int> cps = ss.cp.empty() ? auto_cp_values(pb, N) : ss.cp;
     for (int tp : tps) {
       for (int cp : cps) {
-        const std::vector<int> pps = ss.pp.empty() ? divisors(std::max(1, N / std::max(1, tp * cp))) : ss.pp;
+        const std::vector<int> pps =
+            ss.pp.empty() ? divisors(std::max(1, N / std::max(1, tp * cp))) : ss.pp;
         for (int pp : pps) {
           // Everything below this point multiplies; count combinations in bulk when a
           // rule on the outer degrees fails.
@@ -173,13 +175,11 @@ Enumeration enumerate_candidates(const Problem& pb) {
   // Group candidates that share a pipeline shape (schedule, PP, VPP, micro-batch count)
   // so that each thread's compiled-schedule cache stays warm; the ranking does not
   // depend on this order (it is a total order on the results).
-  std::stable_sort(en.candidates.begin(), en.candidates.end(),
-                   [](const Candidate& a, const Candidate& b) {
-                     return std::make_tuple(static_cast<int>(a.schedule), a.pp, a.vpp,
-                                            a.num_microbatches) <
-                            std::make_tuple(static_cast<int>(b.schedule), b.pp, b.vpp,
-                                            b.num_microbatches);
-                   });
+  std::stable_sort(
+      en.candidates.begin(), en.candidates.end(), [](const Candidate& a, const Candidate& b) {
+        return std::make_tuple(static_cast<int>(a.schedule), a.pp, a.vpp, a.num_microbatches) <
+               std::make_tuple(static_cast<int>(b.schedule), b.pp, b.vpp, b.num_microbatches);
+      });
   for (int r = 0; r < kNumRules; ++r)
     en.rules.push_back(RuleCount{kRuleNames[r][0], kRuleNames[r][1], removed[r]});
   return en;

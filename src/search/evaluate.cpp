@@ -14,10 +14,14 @@ namespace ppsearch {
 
 const char* to_string(Infeasible r) {
   switch (r) {
-    case Infeasible::kNone: return "none";
-    case Infeasible::kMemory: return "memory";
-    case Infeasible::kTooFewLayers: return "too_few_layers";
-    case Infeasible::kSchedule: return "schedule";
+    case Infeasible::kNone:
+      return "none";
+    case Infeasible::kMemory:
+      return "memory";
+    case Infeasible::kTooFewLayers:
+      return "too_few_layers";
+    case Infeasible::kSchedule:
+      return "schedule";
   }
   return "?";
 }
@@ -65,8 +69,10 @@ void set_infeasible(Evaluation* e, Infeasible why) {
 // §2.1 table, §4.3).
 double in_flight(Schedule s, int sigma, int P, int v, int M, double wkeep_ratio) {
   switch (s) {
-    case Schedule::kGPipe: return M;
-    case Schedule::k1F1B: return std::min(P - sigma, M);
+    case Schedule::kGPipe:
+      return M;
+    case Schedule::k1F1B:
+      return std::min(P - sigma, M);
     case Schedule::kInterleaved1F1B: {
       // Rank r holds (v−1)P + 2(P−r−1) + 1 chunk activations (SC21 §2.2.2; Megatron
       // warm-up). The chunk chain cannot see a device's other chunks, so every
@@ -93,7 +99,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   e.capacity_bytes = pb.gpu.memory_bytes;
 
   const int P = c.pp, v = c.vpp, M = c.num_microbatches;
-  const int S = P * v;                   // virtual stages
+  const int S = P * v;  // virtual stages
   const int n_items = pb.model.layers + 2;
   if (S > n_items) {
     set_infeasible(&e, Infeasible::kTooFewLayers);
@@ -329,8 +335,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         // the updated bf16 parameters (ZeRO §7: same volume as all-reduce).
         last_bucket =
             collective_time(Collective::kReduceScatter, 4.0 * per_bucket, dp_group, I.links);
-        first_gather =
-            collective_time(Collective::kAllGather, 2.0 * per_bucket, dp_group, I.links);
+        first_gather = collective_time(Collective::kAllGather, 2.0 * per_bucket, dp_group, I.links);
         gather = n_buckets * first_gather;
       }
       t_dp = n_buckets * last_bucket;
@@ -380,7 +385,8 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   const double n_gpu = c.gpus;
   const double peak_flops = pb.gpu.peak_flop_per_s;
   const double f_model = model_flops_per_step(pb.model, c.global_batch_size, tr.attention_flops);
-  const double f_hw = f_model + recompute_flops_per_step(pb.model, c.global_batch_size, c.recompute);
+  const double f_hw =
+      f_model + recompute_flops_per_step(pb.model, c.global_batch_size, c.recompute);
   e.feasible = true;
   e.reason = Infeasible::kNone;
   e.iteration_time_s = t_iter;
@@ -438,7 +444,8 @@ std::string explain(const Evaluation& e) {
       return "more pipeline stages than layers to place";
     case Infeasible::kSchedule:
       return "the schedule cannot be built for this shape (interleaving needs M divisible by PP)";
-    case Infeasible::kNone: break;
+    case Infeasible::kNone:
+      break;
   }
   return "infeasible";
 }

@@ -26,6 +26,7 @@ static std::string join_messages(const std::vector<ConfigIssue>& issues) {
 ConfigError::ConfigError(std::vector<ConfigIssue> issues)
     : std::runtime_error(join_messages(issues)), issues_(std::move(issues)) {}
 
-ConfigError::ConfigError(ConfigIssue issue) : ConfigError(std::vector<ConfigIssue>{std::move(issue)}) {}
+ConfigError::ConfigError(ConfigIssue issue)
+    : ConfigError(std::vector<ConfigIssue>{std::move(issue)}) {}
 
 }  // namespace ppsearch

@@ -74,7 +74,8 @@ TEST(Comm, SingleDomainAllReduceIsRingFormula) {
 
 TEST(Evaluate, SeedCaseIsFeasibleAndSane) {
   const Problem p = llama70b_h200();
-  for (Schedule s : {Schedule::kGPipe, Schedule::k1F1B, Schedule::kInterleaved1F1B, Schedule::kZBH1}) {
+  for (Schedule s :
+       {Schedule::kGPipe, Schedule::k1F1B, Schedule::kInterleaved1F1B, Schedule::kZBH1}) {
     const int vpp = s == Schedule::kInterleaved1F1B ? 2 : 1;
     const Candidate c = make_candidate(p, 4, 8, 4, 1, s, Recompute::kSelective, 1, 1, vpp);
     const Evaluation e = evaluate(p, c);

@@ -25,7 +25,7 @@ std::string megatron_layout(const std::vector<std::pair<int, int>>& stages, int 
 std::string megatron_first_last_flags(const std::vector<std::pair<int, int>>& stages, int layers,
                                       int vpp);
 
-std::string rule_summary(const Enumeration& en);   // "rule=removed;..." in rule order
+std::string rule_summary(const Enumeration& en);  // "rule=removed;..." in rule order
 std::string reason_summary(const SearchOutput& out);
 
 void print_report(std::ostream& os, const Problem& problem, const RunRequest& req,

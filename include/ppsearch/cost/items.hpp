@@ -30,10 +30,10 @@ struct ItemCost {
 
 struct ChainCosts {
   ItemCost embed, layer, head;
-  double boundary_bytes = 0;  // activation (and gradient) bytes per hop per GPU
-  double extra_bytes = 0;     // per-GPU reserve: CUDA context + NCCL communicator buffers
-  double capacity_bytes = 0;  // GPU memory
-  double bytes_per_param = 0; // static bytes per parameter under the ZeRO stage
+  double boundary_bytes = 0;   // activation (and gradient) bytes per hop per GPU
+  double extra_bytes = 0;      // per-GPU reserve: CUDA context + NCCL communicator buffers
+  double capacity_bytes = 0;   // GPU memory
+  double bytes_per_param = 0;  // static bytes per parameter under the ZeRO stage
 };
 
 // Model FLOPs of one optimizer step (algorithms.md §3.1), under the convention

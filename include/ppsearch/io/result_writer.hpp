@@ -13,17 +13,18 @@ namespace ppsearch {
 // One row of /candidates and /best. Plain layout, mapped member by member to an HDF5 compound.
 struct ResultRow {
   std::int32_t gpus, tp, pp, cp, dp, vpp, mbs, num_microbatches, global_batch_size;
-  std::uint8_t schedule;           // HDF5 enum: gpipe, 1f1b, interleaved-1f1b, zb-h1 (Schedule values)
-  std::uint8_t recompute;          // HDF5 enum: none, selective, full (Recompute values)
+  std::uint8_t schedule;   // HDF5 enum: gpipe, 1f1b, interleaved-1f1b, zb-h1 (Schedule values)
+  std::uint8_t recompute;  // HDF5 enum: none, selective, full (Recompute values)
   std::uint8_t sequence_parallel;  // 0/1
   std::int8_t zero_stage;          // 0..3
   std::uint8_t feasible;           // 0/1
-  std::uint8_t infeasible_reason;  // HDF5 enum: Infeasible values (none, memory, too_few_layers, schedule)
+  std::uint8_t
+      infeasible_reason;  // HDF5 enum: Infeasible values (none, memory, too_few_layers, schedule)
   double iteration_time_s, mfu, hfu, tflops_per_gpu, tokens_per_s, bubble_fraction, peak_memory_gb;
   double compute_s, tp_comm_s, cp_comm_s, pp_comm_s, dp_comm_s;
   double pipeline_s, optimizer_s;
-  double needed_memory_gb;         // infeasible(memory): what the worst rank needs; else = peak
-  std::int32_t worst_rank;         // pipeline rank with the highest memory need
+  double needed_memory_gb;  // infeasible(memory): what the worst rank needs; else = peak
+  std::int32_t worst_rank;  // pipeline rank with the highest memory need
 };
 
 // One row of /stages.
@@ -57,7 +58,8 @@ class ResultWriter {
  public:
   virtual ~ResultWriter() = default;  // an uncommitted writer removes its temporary file
   virtual void write_candidates(const std::vector<ResultRow>& rows) = 0;  // in ranked order, once
-  virtual void write_stages(const std::vector<StageRow>& rows) = 0;       // may be called repeatedly (appends)
+  virtual void write_stages(
+      const std::vector<StageRow>& rows) = 0;  // may be called repeatedly (appends)
   virtual void write_best(const std::vector<ResultRow>& rows) = 0;
   virtual void commit(const ResultMeta& meta) = 0;  // attributes, close, rename onto the final name
 };

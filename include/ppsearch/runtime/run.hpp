@@ -17,17 +17,18 @@
 namespace ppsearch {
 
 struct RunConfig {
-  int threads = 1;          // OpenMP threads on this rank
-  EvalOptions eval;         // partitioner / simulation mode
-  int chunk = 64;           // candidates per chunk dealt to ranks
+  int threads = 1;   // OpenMP threads on this rank
+  EvalOptions eval;  // partitioner / simulation mode
+  int chunk = 64;    // candidates per chunk dealt to ranks
   // Called on rank 0's main thread now and then: (done on this rank, total on this rank).
   std::function<void(std::int64_t, std::int64_t)> progress;
 };
 
 struct SearchOutput {
-  std::vector<ResultRow> rows;    // /candidates, ranked: feasible by mfu desc, then infeasible; ties by key
-  std::vector<StageRow> stages;   // /stages, candidate = index into rows
-  std::vector<ResultRow> best;    // /best: per GPU count, its best row (first row of that count)
+  std::vector<ResultRow>
+      rows;  // /candidates, ranked: feasible by mfu desc, then infeasible; ties by key
+  std::vector<StageRow> stages;  // /stages, candidate = index into rows
+  std::vector<ResultRow> best;   // /best: per GPU count, its best row (first row of that count)
   std::int64_t evaluated = 0;
   std::int64_t feasible = 0;
   std::array<std::int64_t, kNumInfeasible> by_reason{};

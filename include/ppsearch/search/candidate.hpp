@@ -27,8 +27,8 @@ struct Candidate {
 
 // Total order used as the tie-break everywhere (deterministic ranking).
 inline auto candidate_key(const Candidate& c) {
-  return std::make_tuple(c.gpus, c.tp, c.pp, c.cp, c.dp, c.vpp, c.mbs,
-                         static_cast<int>(c.schedule), static_cast<int>(c.recompute), c.sp, c.zero);
+  return std::make_tuple(c.gpus, c.tp, c.pp, c.cp, c.dp, c.vpp, c.mbs, static_cast<int>(c.schedule),
+                         static_cast<int>(c.recompute), c.sp, c.zero);
 }
 inline bool key_less(const Candidate& a, const Candidate& b) {
   return candidate_key(a) < candidate_key(b);
@@ -37,20 +37,20 @@ inline bool key_less(const Candidate& a, const Candidate& b) {
 // Why a candidate cannot run. Values are stable (written to HDF5 as an enum).
 enum class Infeasible : std::uint8_t {
   kNone = 0,
-  kMemory = 1,          // some pipeline rank needs more than the GPU's memory
-  kTooFewLayers = 2,    // more (virtual) stages than items to place
-  kSchedule = 3,        // schedule cannot be built for this shape
+  kMemory = 1,        // some pipeline rank needs more than the GPU's memory
+  kTooFewLayers = 2,  // more (virtual) stages than items to place
+  kSchedule = 3,      // schedule cannot be built for this shape
 };
 inline constexpr int kNumInfeasible = 4;
 const char* to_string(Infeasible);
 
 struct StageResult {
-  std::int32_t stage = 0;          // 0-based virtual stage
+  std::int32_t stage = 0;  // 0-based virtual stage
   std::int32_t pipeline_rank = 0;
-  std::int32_t first_layer = 0;    // 0 = embedding, 1..L = layers, L+1 = head + loss
-  std::int32_t last_layer = 0;     // inclusive
-  double time_s = 0;               // forward + backward of one micro-batch
-  double memory_gb = 0;            // peak on that pipeline rank
+  std::int32_t first_layer = 0;  // 0 = embedding, 1..L = layers, L+1 = head + loss
+  std::int32_t last_layer = 0;   // inclusive
+  double time_s = 0;             // forward + backward of one micro-batch
+  double memory_gb = 0;          // peak on that pipeline rank
 };
 
 struct Evaluation {
@@ -74,7 +74,7 @@ struct Evaluation {
   double cp_comm_s = std::numeric_limits<double>::quiet_NaN();
   double pp_comm_s = std::numeric_limits<double>::quiet_NaN();
   double dp_comm_s = std::numeric_limits<double>::quiet_NaN();
-  double pipeline_s = std::numeric_limits<double>::quiet_NaN();   // schedule makespan
+  double pipeline_s = std::numeric_limits<double>::quiet_NaN();  // schedule makespan
   double optimizer_s = std::numeric_limits<double>::quiet_NaN();
   std::vector<StageResult> stages;  // one per virtual stage (feasible only)
 };

@@ -26,14 +26,14 @@ bool parse_schedule_name(const std::string&, Schedule*);
 
 struct ModelSpec {
   std::string name = "model";
-  int layers = 0;            // transformer layers L_t
-  int hidden_size = 0;       // h
-  int ffn_hidden_size = 0;   // F (width of each MLP matrix)
-  int attention_heads = 0;   // a
-  int kv_heads = 0;          // g (0 in a file = same as attention_heads; resolved on load)
-  int head_dim = 0;          // d_h (0 = hidden_size / attention_heads; resolved on load)
-  int vocab_size = 0;        // V (padded)
-  int seq_length = 0;        // s
+  int layers = 0;           // transformer layers L_t
+  int hidden_size = 0;      // h
+  int ffn_hidden_size = 0;  // F (width of each MLP matrix)
+  int attention_heads = 0;  // a
+  int kv_heads = 0;         // g (0 in a file = same as attention_heads; resolved on load)
+  int head_dim = 0;         // d_h (0 = hidden_size / attention_heads; resolved on load)
+  int vocab_size = 0;       // V (padded)
+  int seq_length = 0;       // s
   MlpKind mlp = MlpKind::kSwiGLU;
   bool tied_embeddings = false;
 };
@@ -48,38 +48,38 @@ struct TrainingSpec {
 
 struct GpuSpec {
   std::string name;
-  double peak_flop_per_s = 0;        // dense 16-bit
-  double memory_bytes = 0;           // HBM capacity
-  double hbm_bytes_per_s = 0;        // HBM bandwidth
+  double peak_flop_per_s = 0;  // dense 16-bit
+  double memory_bytes = 0;     // HBM capacity
+  double hbm_bytes_per_s = 0;  // HBM bandwidth
   // Calibration constants (each preset documents its source).
-  int sm_count = 132;                // for wave quantisation
-  int gemm_tile_m = 128;             // output tile for wave quantisation
+  int sm_count = 132;     // for wave quantisation
+  int gemm_tile_m = 128;  // output tile for wave quantisation
   int gemm_tile_n = 256;
-  double gemm_efficiency = 0.8;      // achievable fraction of peak for large GEMMs (MAMF / peak)
-  double gemm_overhead_s = 4e-6;     // fixed cost per GEMM kernel
-  double attention_efficiency = 0.5; // FlashAttention achieved fraction of peak
-  double memory_efficiency = 0.8;    // achieved HBM fraction for element-wise ops
+  double gemm_efficiency = 0.8;        // achievable fraction of peak for large GEMMs (MAMF / peak)
+  double gemm_overhead_s = 4e-6;       // fixed cost per GEMM kernel
+  double attention_efficiency = 0.5;   // FlashAttention achieved fraction of peak
+  double memory_efficiency = 0.8;      // achieved HBM fraction for element-wise ops
   double memory_reserved_bytes = 2e9;  // CUDA context + library workspaces
-  double activation_overhead = 1.08;   // allocator fragmentation / temporaries factor on activations
-  double comm_buffer_bytes = 0.7e9;    // per NCCL communicator
+  double activation_overhead = 1.08;  // allocator fragmentation / temporaries factor on activations
+  double comm_buffer_bytes = 0.7e9;   // per NCCL communicator
 };
 
 struct ClusterSpec {
   std::string name;
-  std::string gpu_preset;            // name of the GPU preset the cluster uses (informational once resolved)
+  std::string gpu_preset;  // name of the GPU preset the cluster uses (informational once resolved)
   int gpus_per_node = 8;
-  int nvlink_domain_size = 0;        // 0 = gpus_per_node (resolved on load)
-  double nvlink_bytes_per_s = 0;     // per GPU, per direction
+  int nvlink_domain_size = 0;     // 0 = gpus_per_node (resolved on load)
+  double nvlink_bytes_per_s = 0;  // per GPU, per direction
   double nvlink_latency_s = 0;
-  double network_bytes_per_s = 0;    // scale-out NIC bandwidth per GPU, per direction
+  double network_bytes_per_s = 0;  // scale-out NIC bandwidth per GPU, per direction
   double network_latency_s = 0;
   std::string fabric = "infiniband";
   // Calibration constants.
-  double nvlink_efficiency = 0.8;    // achieved bus bandwidth / line rate
+  double nvlink_efficiency = 0.8;  // achieved bus bandwidth / line rate
   double network_efficiency = 0.9;
-  double tp_comm_overlap = 0.0;      // fraction of TP communication hidden behind compute
-  double dp_comm_overlap = 0.9;      // fraction of the last backward available to hide DP reduction
-  bool p2p_blocking = true;          // Megatron non-interleaved 1F1B uses blocking p2p
+  double tp_comm_overlap = 0.0;  // fraction of TP communication hidden behind compute
+  double dp_comm_overlap = 0.9;  // fraction of the last backward available to hide DP reduction
+  bool p2p_blocking = true;      // Megatron non-interleaved 1F1B uses blocking p2p
   bool allow_tp_across_domains = false;
 };
 
@@ -88,10 +88,10 @@ struct SearchSpec {
   std::vector<int> tp, pp, cp, vpp, mbs;
   std::vector<Schedule> schedule;
   std::vector<Recompute> recompute;
-  std::vector<int> sp;    // 0/1
-  std::vector<int> zero;  // 0..3
+  std::vector<int> sp;                 // 0/1
+  std::vector<int> zero;               // 0..3
   bool reference_partitioner = false;  // --partitioner reference
-  bool full_simulation = false;        // simulate every micro-batch instead of the periodic fast path
+  bool full_simulation = false;  // simulate every micro-batch instead of the periodic fast path
 };
 
 struct Problem {
