@@ -40,6 +40,16 @@ struct Evaluator::Impl {
   std::vector<double> hop_s;  // per virtual-stage boundary
   PartitionProblem part_relaxed;
   PartitionWorkspace relaxed_ws;
+  // Memo of the time-optimal partition without a memory limit, keyed by what it
+  // depends on (stage count, item times, per-stage p2p): consecutive candidates that
+  // differ only in ZeRO stage, DP or memory share it.
+  bool relaxed_valid = false;
+  int relaxed_S = 0;
+  std::vector<double> relaxed_time, relaxed_comm;
+  std::vector<int> relaxed_bounds;
+  // Memo of the last schedule simulation, keyed by its whole input.
+  bool sim_valid = false;
+  ScheduleInput sim_key;
   std::vector<int> bounds;
   // Per device accumulators.
   std::vector<double> dev_static, dev_transient, dev_params, dev_compute, dev_tp, dev_cp,
@@ -86,6 +96,13 @@ double in_flight(Schedule s, int sigma, int P, int v, int M, double wkeep_ratio)
       return std::min(P - sigma, M) + std::min(sigma, M) * wkeep_ratio;
   }
   return M;
+}
+
+bool same_input(const ScheduleInput& a, const ScheduleInput& b) {
+  return a.kind == b.kind && a.devices == b.devices && a.chunks == b.chunks &&
+         a.microbatches == b.microbatches && a.mode == b.mode && a.fwd_s == b.fwd_s &&
+         a.bwd_s == b.bwd_s && a.wgt_s == b.wgt_s && a.act_bytes == b.act_bytes &&
+         a.wkeep_bytes == b.wkeep_bytes && a.p2p_s == b.p2p_s;
 }
 
 }  // namespace
@@ -168,6 +185,25 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     return partition_fast(prob, I.part_ws);
   };
 
+  // The time-optimal partition with no memory limit. With infinite capacity the
+  // memory arrays play no part, so it depends only on S, the item times and c_σ.
+  auto relaxed_bounds = [&]() -> const std::vector<int>& {
+    const bool memo = !I.opt.reference_partitioner;
+    if (memo && I.relaxed_valid && I.relaxed_S == S && I.relaxed_time == pp.time_s &&
+        I.relaxed_comm == pp.comm_s)
+      return I.relaxed_bounds;
+    PartitionProblem& relaxed = I.part_relaxed;
+    relaxed = pp;
+    relaxed.capacity_bytes = std::numeric_limits<double>::infinity();
+    I.relaxed_bounds = I.opt.reference_partitioner ? partition_reference(relaxed).bounds
+                                                   : partition_fast(relaxed, I.relaxed_ws).bounds;
+    I.relaxed_valid = memo;
+    I.relaxed_S = S;
+    I.relaxed_time = pp.time_s;
+    I.relaxed_comm = pp.comm_s;
+    return I.relaxed_bounds;
+  };
+
   // Places the items by `bounds`, simulates the schedule and fills the per-device
   // totals; returns the highest per-device memory (from the simulated op order,
   // §4.3, §4.6) in *peak and its rank in *peak_rank. False if the schedule fails.
@@ -215,8 +251,10 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     }
     if (I.opt.full_simulation) {
       simulate(si, I.sim_ws, &I.sim);
-    } else {
+    } else if (!(I.sim_valid && same_input(si, I.sim_key))) {
       simulate_fast(si, I.sim_ws, &I.sim);
+      I.sim_key = si;
+      I.sim_valid = true;
     }
     if (!I.sim.ok) return false;
     *peak = 0;
@@ -236,15 +274,16 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   int peak_rank = 0;
   std::vector<int>& bounds = I.bounds;
   if (v == 1) {
-    // Exact: the memory-aware DP sees each stage's own in-flight count (§1.3).
-    const Partition& part = run_partitioner(pp);
-    if (!part.feasible) {
+    // Exact: the memory-aware DP sees each stage's own in-flight count (§1.3). When
+    // the time-optimal partition without a memory limit already fits, it is the DP's
+    // answer (same value, and the latest cuts among all optima are also the latest
+    // among the feasible ones), so the DP is skipped.
+    const std::vector<int>& rb = relaxed_bounds();
+    const bool relaxed_fits = !I.opt.reference_partitioner && evaluate_partition(pp, rb).feasible;
+    const Partition& part = relaxed_fits ? I.part_ref : run_partitioner(pp);
+    if (!relaxed_fits && !part.feasible) {
       // Figures for the user: the time-optimal partition without a memory limit,
       // and the rank of it that needs the most.
-      PartitionProblem& relaxed = I.part_relaxed;
-      relaxed = pp;
-      relaxed.capacity_bytes = std::numeric_limits<double>::infinity();
-      const std::vector<int>& rb = partition_fast(relaxed, I.relaxed_ws).bounds;
       double worst = -1;
       int worst_rank = 0;
       for (int s = 0; s < S; ++s) {
@@ -265,7 +304,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       e.needed_bytes = worst;
       return;
     }
-    bounds = part.bounds;
+    bounds = relaxed_fits ? rb : part.bounds;
     if (!place(bounds, &peak, &peak_rank)) {
       set_infeasible(&e, Infeasible::kSchedule);
       return;
@@ -276,11 +315,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     // memory. First the time-optimal chunk chain (Megatron's even split with the
     // embedding and head placed by time); if its simulated per-device memory does
     // not fit, the chain DP again with each chunk held to 1/v of the device.
-    PartitionProblem& relaxed = I.part_relaxed;
-    relaxed = pp;
-    relaxed.capacity_bytes = std::numeric_limits<double>::infinity();
-    bounds = I.opt.reference_partitioner ? partition_reference(relaxed).bounds
-                                         : partition_fast(relaxed, I.relaxed_ws).bounds;
+    bounds = relaxed_bounds();
     if (!place(bounds, &peak, &peak_rank)) {
       set_infeasible(&e, Infeasible::kSchedule);
       return;
