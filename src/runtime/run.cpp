@@ -86,15 +86,50 @@ SearchOutput run_search(const Problem& problem, const std::vector<Candidate>& ca
   const std::int64_t n = static_cast<std::int64_t>(candidates.size());
   const int threads = std::max(1, config.threads);
   const std::int64_t chunk = std::max(1, config.chunk);
-  const std::int64_t n_chunks = (n + chunk - 1) / chunk;
 
-  // Chunks are dealt cyclically (chunk k to rank k mod size): the enumeration order
-  // interleaves cheap and expensive candidates (PP, micro-batch count), so small
-  // chunks dealt round-robin keep ranks balanced without any message during the
-  // search. Inside a rank, one OpenMP region takes candidates dynamically.
-  std::vector<std::int64_t> mine;
-  for (std::int64_t k = comm.rank(); k < n_chunks; k += comm.size())
-    for (std::int64_t i = k * chunk; i < std::min(n, (k + 1) * chunk); ++i) mine.push_back(i);
+  // Work units: runs of consecutive candidates that share a pipeline shape (schedule,
+  // PP, VPP, micro-batch count; the enumeration groups them), at most `chunk` long.
+  // One thread evaluates a whole unit, so its compiled schedule and memoised partition
+  // are built once, not once per thread. Units are dealt to ranks by estimated cost
+  // (below), which balances ranks without any message during the search; inside a
+  // rank, threads take units dynamically.
+  auto shape = [&](std::int64_t i) {
+    const Candidate& c = candidates[i];
+    return std::make_tuple(static_cast<int>(c.schedule), c.pp, c.vpp, c.num_microbatches);
+  };
+  std::vector<std::int64_t> unit_begin;  // candidate index where each unit starts
+  for (std::int64_t i = 0; i < n; ++i)
+    if (i == 0 || shape(i) != shape(i - 1) || i - unit_begin.back() >= chunk)
+      unit_begin.push_back(i);
+  const std::int64_t n_units = static_cast<std::int64_t>(unit_begin.size());
+  unit_begin.push_back(n);
+  // Units are dealt by estimated cost, heaviest first, each to the rank with the least
+  // work so far (ties to the lowest rank): an evaluation costs about a constant plus
+  // the number of virtual stages (partition O(L·S), simulation O(S) per step).
+  std::vector<std::int64_t> by_cost(static_cast<std::size_t>(n_units));
+  std::iota(by_cost.begin(), by_cost.end(), 0);
+  auto unit_cost = [&](std::int64_t k) {
+    const Candidate& c = candidates[unit_begin[k]];
+    return double(unit_begin[k + 1] - unit_begin[k]) * (8.0 + double(c.pp) * c.vpp);
+  };
+  std::stable_sort(by_cost.begin(), by_cost.end(),
+                   [&](std::int64_t a, std::int64_t b) { return unit_cost(a) > unit_cost(b); });
+  std::vector<double> load(static_cast<std::size_t>(comm.size()), 0.0);
+  std::vector<char> is_mine(static_cast<std::size_t>(n_units), 0);
+  for (std::int64_t k : by_cost) {
+    const auto r = std::min_element(load.begin(), load.end()) - load.begin();
+    load[r] += unit_cost(k);
+    if (r == comm.rank()) is_mine[k] = 1;
+  }
+  std::vector<std::int64_t> my_units, mine;  // this rank's units; its candidates in order
+  std::vector<std::int64_t> unit_first;      // position in `mine` where each of my units starts
+  for (std::int64_t k = 0; k < n_units; ++k) {
+    if (!is_mine[k]) continue;
+    my_units.push_back(k);
+    unit_first.push_back(static_cast<std::int64_t>(mine.size()));
+    for (std::int64_t i = unit_begin[k]; i < unit_begin[k + 1]; ++i) mine.push_back(i);
+  }
+  const std::int64_t n_my_units = static_cast<std::int64_t>(my_units.size());
   const std::int64_t n_mine = static_cast<std::int64_t>(mine.size());
   std::vector<Packed> packed(static_cast<std::size_t>(n_mine));
   std::vector<std::vector<StageResult>> stages_of(static_cast<std::size_t>(n_mine));
@@ -111,21 +146,25 @@ SearchOutput run_search(const Problem& problem, const std::vector<Candidate>& ca
   {
     const int t = omp_get_thread_num();
     Evaluation e;
-#pragma omp for schedule(dynamic, 16)
-    for (std::int64_t i = 0; i < n_mine; ++i) {
-      try {
-        evaluators[t].evaluate(candidates[mine[i]], &e);
-        Packed p;
-        std::memset(&p, 0, sizeof p);
-        p.row = to_row(candidates[mine[i]], e);
-        p.stage_count = static_cast<std::int32_t>(e.stages.size());
-        packed[i] = p;
-        if (!e.stages.empty()) stages_of[i] = e.stages;
-      } catch (...) {
-        errors[t] = std::current_exception();
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t u = 0; u < n_my_units; ++u) {
+      const std::int64_t first = unit_first[u];
+      const std::int64_t count = unit_begin[my_units[u] + 1] - unit_begin[my_units[u]];
+      for (std::int64_t i = first; i < first + count; ++i) {
+        try {
+          evaluators[t].evaluate(candidates[mine[i]], &e);
+          Packed p;
+          std::memset(&p, 0, sizeof p);
+          p.row = to_row(candidates[mine[i]], e);
+          p.stage_count = static_cast<std::int32_t>(e.stages.size());
+          packed[i] = p;
+          if (!e.stages.empty()) stages_of[i] = e.stages;
+        } catch (...) {
+          errors[t] = std::current_exception();
+        }
       }
-      const std::int64_t d = done.fetch_add(1, std::memory_order_relaxed) + 1;
-      if (report && t == 0 && (d & 255) == 0) config.progress(d, n);
+      const std::int64_t d = done.fetch_add(count, std::memory_order_relaxed) + count;
+      if (report && t == 0) config.progress(d, n);
     }
   }
   const double busy = std::chrono::duration<double>(Clock::now() - b0).count();

@@ -19,7 +19,7 @@ namespace ppsearch {
 struct RunConfig {
   int threads = 1;   // OpenMP threads on this rank
   EvalOptions eval;  // partitioner / simulation mode
-  int chunk = 64;    // candidates per chunk dealt to ranks
+  int chunk = 256;   // longest run of same-shape candidates dealt as one unit
   // Called on rank 0's main thread now and then: (done on this rank, total on this rank).
   std::function<void(std::int64_t, std::int64_t)> progress;
 };
