@@ -3,6 +3,7 @@
 // (spec/keys.cpp) as an override, so that an option and the config key it sets
 // share one parser, one range and one error message.
 #include "ppsearch/cli/options.hpp"
+#include "ppsearch/util/text.hpp"
 
 #include <boost/program_options.hpp>
 
@@ -98,21 +99,6 @@ po::options_description visible_options() {
   add("help,h", po::bool_switch(), "print this help and exit");
   add("version", po::bool_switch(), "print the version and exit");
   return desc;
-}
-
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
 }
 
 std::string closest_option(const po::options_description& desc, const std::string& written) {

@@ -3,6 +3,7 @@
 // registry (spec/keys.cpp); this file only finds the texts, splits them into
 // (key, value, line) with Boost.PO and applies them in the documented order.
 #include "ppsearch/io/config_file.hpp"
+#include "ppsearch/util/text.hpp"
 
 #include <boost/program_options.hpp>
 
@@ -156,21 +157,6 @@ Document parse_document(const std::string& text, const std::string& label,
 }
 
 // ---- finding texts ---------------------------------------------------------------
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
 std::string join(const std::vector<std::string>& items) {
   std::string out;
   for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;

@@ -2,6 +2,7 @@
 // definition per knob"). Every key is one row of kKeys below: its parser, range
 // check, unit conversion, canonical text, default and help all derive from it.
 #include "ppsearch/spec/keys.hpp"
+#include "ppsearch/util/text.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -620,21 +621,6 @@ std::string section_of(const std::string& key) {
 std::string leaf_of(const std::string& key) {
   const auto dot = key.rfind('.');
   return dot == std::string::npos ? key : key.substr(dot + 1);
-}
-
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
 }
 
 const char* type_word(KeyType t) {
