@@ -85,7 +85,11 @@ void print_report(std::ostream& os, const Problem& problem, const RunRequest& re
   std::int64_t removed = 0;
   for (const auto& r : en.rules) removed += r.removed;
   os << "enumeration: " << en.considered << " combinations, " << removed << " removed by rules, "
-     << en.candidates.size() << " evaluated\n\n";
+     << en.candidates.size() << " evaluated\n";
+  for (const auto& r : en.rules)
+    if (r.removed > 0)
+      os << "  " << r.name << ": " << r.removed << " removed (" << r.meaning << ")\n";
+  os << "\n";
 
   const int K = std::min<int>(req.top, static_cast<int>(out.rows.size()));
   char line[512];
