@@ -29,7 +29,7 @@ enum Rule {
   kPp1OneSchedule,
   kInterleavedNeedsPp2,
   kInterleavedMicrobatches,
-  kVppDividesLayers,
+  kVppFitsLayers,
   kNumRules
 };
 
@@ -49,7 +49,8 @@ const char* kRuleNames[kNumRules][2] = {
     {"pp1_one_schedule", "with PP = 1 all schedules coincide: only one is kept"},
     {"interleaved_needs_pp2", "interleaving needs PP ≥ 2 and VPP ≥ 2"},
     {"interleaved_microbatches", "interleaving needs the micro-batch count divisible by PP"},
-    {"vpp_divides_layers", "interleaving needs the layers divisible by PP × VPP"},
+    {"vpp_fits_layers",
+     "interleaving needs at least one layer per model chunk (PP × VPP ≤ layers)"},
 };
 
 }  // namespace
@@ -66,6 +67,8 @@ std::vector<int> auto_cp_values(const Problem& pb, int gpus) {
 }
 
 std::vector<int> auto_mbs_values(const Problem&) { return {1, 2, 4, 8, 16}; }
+
+std::vector<int> auto_vpp_values() { return {2, 3, 4, 5, 6, 7, 8}; }
 
 Enumeration enumerate_candidates(const Problem& pb) {
   Enumeration en;
@@ -107,10 +110,10 @@ Enumeration enumerate_candidates(const Problem& pb) {
                 if (!ss.vpp.empty()) {
                   vpps = ss.vpp;
                 } else {
-                  vpps.clear();
-                  for (int v = 2; pp >= 1 && v * pp <= m.layers; ++v)
-                    if (m.layers % (v * pp) == 0) vpps.push_back(v);
-                  if (vpps.empty()) vpps.push_back(2);  // removed below, and counted
+                  // Chunks need not be equal: the partition is printed as a Megatron
+                  // --pipeline-model-parallel-layout, which takes any split (Llama 3
+                  // 405B ran 126 layers on PP 16 interleaved). auto = 2..8.
+                  vpps = auto_vpp_values();
                 }
               }
               for (int vpp : vpps) {
@@ -143,7 +146,7 @@ Enumeration enumerate_candidates(const Problem& pb) {
                       if (sch == Schedule::kInterleaved1F1B) {
                         if ((pp < 2 || vpp < 2) && fail(kInterleavedNeedsPp2)) continue;
                         if (M % pp != 0 && fail(kInterleavedMicrobatches)) continue;
-                        if (m.layers % (pp * vpp) != 0 && fail(kVppDividesLayers)) continue;
+                        if (pp * vpp > m.layers && fail(kVppFitsLayers)) continue;
                       } else if (vpp != 1) {
                         continue;  // not generated
                       }

@@ -27,6 +27,7 @@ struct Enumeration {
 std::vector<int> auto_tp_values(const Problem&, int gpus);
 std::vector<int> auto_cp_values(const Problem&, int gpus);
 std::vector<int> auto_mbs_values(const Problem&);
+std::vector<int> auto_vpp_values();  // model chunks per pipeline rank for interleaving
 
 Enumeration enumerate_candidates(const Problem&);
 
