@@ -169,7 +169,11 @@ void print_no_feasible(std::ostream& os, const Enumeration& en, const SearchOutp
                   best->needed_memory_gb);
     os << line;
   }
-  if (en.candidates.empty()) os << "  every combination was removed by the enumeration rules\n";
+  if (en.candidates.empty()) {
+    os << "  every combination was removed by the enumeration rules:\n";
+    for (const auto& r : en.rules)
+      if (r.removed > 0) os << "    " << r.name << ": " << r.removed << " (" << r.meaning << ")\n";
+  }
 }
 
 Progress::Progress(bool enabled)
