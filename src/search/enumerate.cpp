@@ -92,8 +92,29 @@ Enumeration enumerate_candidates(const Problem& pb) {
           ? Schedule::k1F1B
           : schedules.front();
 
-  std::vector<int> gpus = pb.gpus;
-  for (int N : gpus) {
+  // VPP values per schedule: interleaving takes the listed (or auto) values, the other
+  // schedules have one chunk per rank. Chunks need not be equal: the partition is
+  // printed as a Megatron --pipeline-model-parallel-layout, which takes any split
+  // (Llama 3 405B ran 126 layers on PP 16 interleaved). auto = 2..8.
+  const std::vector<int> one_chunk{1};
+  const std::vector<int> interleaved_vpps = ss.vpp.empty() ? auto_vpp_values() : ss.vpp;
+  auto vpps_of = [&](Schedule sch) -> const std::vector<int>& {
+    return sch == Schedule::kInterleaved1F1B ? interleaved_vpps : one_chunk;
+  };
+  // Combinations below one (N, TP, CP, PP, micro-batch) choice: rules on the outer
+  // degrees remove all of them at once, counted in bulk (same first-failing-rule
+  // accounting as one by one).
+  std::int64_t per_mbs = 0;
+  for (Schedule sch : schedules)
+    per_mbs += static_cast<std::int64_t>(vpps_of(sch).size()) *
+               static_cast<std::int64_t>(recomputes.size() * sps.size() * zeros.size());
+  const std::int64_t per_pp = per_mbs * static_cast<std::int64_t>(mbs_values.size());
+  auto bulk = [&](Rule r, std::int64_t n) {
+    removed[r] += n;
+    en.considered += n;
+  };
+
+  for (int N : pb.gpus) {
     const std::vector<int> tps = ss.tp.empty() ? auto_tp_values(pb, N) : ss.tp;
     const std::vector<int> cps = ss.cp.empty() ? auto_cp_values(pb, N) : ss.cp;
     for (int tp : tps) {
@@ -101,22 +122,43 @@ Enumeration enumerate_candidates(const Problem& pb) {
         const std::vector<int> pps =
             ss.pp.empty() ? divisors(std::max(1, N / std::max(1, tp * cp))) : ss.pp;
         for (int pp : pps) {
-          // Everything below this point multiplies; count combinations in bulk when a
-          // rule on the outer degrees fails.
+          if (N % tp != 0) {
+            bulk(kTpDividesGpus, per_pp);
+            continue;
+          }
+          if (m.attention_heads % tp != 0 || m.kv_heads % tp != 0) {
+            bulk(kTpDividesHeads, per_pp);
+            continue;
+          }
+          if (tp > domain && !pb.cluster.allow_tp_across_domains) {
+            bulk(kTpFitsDomain, per_pp);
+            continue;
+          }
+          if ((N / tp) % cp != 0) {
+            bulk(kCpDividesGpus, per_pp);
+            continue;
+          }
+          if (cp > 1 && m.seq_length % (2 * cp) != 0) {
+            bulk(kCpDividesSequence, per_pp);
+            continue;
+          }
+          if ((N / tp / cp) % pp != 0) {
+            bulk(kPpDividesGpus, per_pp);
+            continue;
+          }
+          if (pp > m.layers) {
+            bulk(kPpFitsLayers, per_pp);
+            continue;
+          }
+          const int dp = N / tp / cp / pp;
           for (int mbs : mbs_values) {
+            if (B % (dp * mbs) != 0) {
+              bulk(kBatchDivisible, per_mbs);
+              continue;
+            }
+            const int M = B / (dp * mbs);
             for (Schedule sch : schedules) {
-              std::vector<int> vpps{1};
-              if (sch == Schedule::kInterleaved1F1B) {
-                if (!ss.vpp.empty()) {
-                  vpps = ss.vpp;
-                } else {
-                  // Chunks need not be equal: the partition is printed as a Megatron
-                  // --pipeline-model-parallel-layout, which takes any split (Llama 3
-                  // 405B ran 126 layers on PP 16 interleaved). auto = 2..8.
-                  vpps = auto_vpp_values();
-                }
-              }
-              for (int vpp : vpps) {
+              for (int vpp : vpps_of(sch)) {
                 for (Recompute rc : recomputes) {
                   for (int sp : sps) {
                     for (int z : zeros) {
@@ -125,20 +167,6 @@ Enumeration enumerate_candidates(const Problem& pb) {
                         ++removed[r];
                         return true;
                       };
-                      if (N % tp != 0 && fail(kTpDividesGpus)) continue;
-                      if ((m.attention_heads % tp != 0 || m.kv_heads % tp != 0) &&
-                          fail(kTpDividesHeads))
-                        continue;
-                      if (tp > domain && !pb.cluster.allow_tp_across_domains && fail(kTpFitsDomain))
-                        continue;
-                      if ((N / tp) % cp != 0 && fail(kCpDividesGpus)) continue;
-                      if (cp > 1 && m.seq_length % (2 * cp) != 0 && fail(kCpDividesSequence))
-                        continue;
-                      if ((N / tp / cp) % pp != 0 && fail(kPpDividesGpus)) continue;
-                      if (pp > m.layers && fail(kPpFitsLayers)) continue;
-                      const int dp = N / tp / cp / pp;
-                      if (B % (dp * mbs) != 0 && fail(kBatchDivisible)) continue;
-                      const int M = B / (dp * mbs);
                       if (sp && tp == 1 && fail(kSpNeedsTp)) continue;
                       if (z > 0 && dp * cp == 1 && fail(kZeroNeedsDp)) continue;
                       if (z >= 2 && pp > 1 && fail(kZeroStage23NoPp)) continue;
@@ -147,8 +175,6 @@ Enumeration enumerate_candidates(const Problem& pb) {
                         if ((pp < 2 || vpp < 2) && fail(kInterleavedNeedsPp2)) continue;
                         if (M % pp != 0 && fail(kInterleavedMicrobatches)) continue;
                         if (pp * vpp > m.layers && fail(kVppFitsLayers)) continue;
-                      } else if (vpp != 1) {
-                        continue;  // not generated
                       }
                       Candidate c;
                       c.gpus = N;
