@@ -1,5 +1,6 @@
 // ppsearch: composition root. Rank 0 parses and enumerates; every rank evaluates
 // its share; rank 0 prints the ranked table and writes the HDF5 file.
+#include <sched.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -38,14 +39,18 @@ int default_threads() {
     const int n = std::atoi(e);
     if (n > 0) return n;
   }
+  // All cores this rank may run on (its affinity mask: mpirun and srun may bind it).
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
   const long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? static_cast<int>(n) : 1;
 }
 
 // Status broadcast by rank 0 before any work starts.
 struct Start {
-  std::int32_t code = 0;  // -1 = run, else exit with this code
-  std::int32_t threads = 1;
+  std::int32_t code = 0;     // -1 = run, else exit with this code
+  std::int32_t threads = 0;  // --threads, 0 = OMP_NUM_THREADS or the rank's cores
   std::uint8_t reference_partitioner = 0;
   std::uint8_t full_simulation = 0;
 };
@@ -81,7 +86,7 @@ int run(Communicator& comm, int argc, char** argv) {
         }
       }
       if (start.code == -1) {
-        start.threads = req.threads > 0 ? req.threads : default_threads();
+        start.threads = req.threads;  // 0 = each rank takes its own default
         start.reference_partitioner = req.problem.search.reference_partitioner;
         start.full_simulation = req.problem.search.full_simulation;
         resolved = req.resolved_config;
@@ -100,7 +105,7 @@ int run(Communicator& comm, int argc, char** argv) {
   broadcast_pod(comm, en.candidates, 0);
 
   RunConfig rc;
-  rc.threads = start.threads;
+  rc.threads = start.threads > 0 ? start.threads : default_threads();
   rc.eval.reference_partitioner = start.reference_partitioner;
   rc.eval.full_simulation = start.full_simulation;
   rc.eval.want_stages = true;
@@ -121,7 +126,7 @@ int run(Communicator& comm, int argc, char** argv) {
     meta.created_utc = utc_now();
     meta.resolved_config = resolved;
     meta.mpi_ranks = comm.size();
-    meta.threads_per_rank = start.threads;
+    meta.threads_per_rank = rc.threads;
     meta.candidates_evaluated = out.evaluated;
     meta.candidates_feasible = out.feasible;
     meta.search_wall_s = wall;
