@@ -2,9 +2,7 @@
 // (architecture.md 3.3); everything else sees the std-only Communicator interface.
 //
 // It works on a duplicate of MPI_COMM_WORLD with MPI_ERRORS_RETURN, so every failed call
-// becomes a CommError naming the call. The fetch_add() counter is one long long in an MPI
-// window on rank 0, updated with MPI_Fetch_and_op inside a passive-target epoch (lock_all)
-// that lasts as long as the communicator.
+// becomes a CommError naming the call.
 #include "mpi_communicator.hpp"
 
 #include <mpi.h>
@@ -54,17 +52,6 @@ class MpiCommunicator final : public Communicator {
     check(MPI_Comm_rank(m_comm, &m_rank), "MPI_Comm_rank");
     check(MPI_Comm_size(m_comm, &m_size), "MPI_Comm_size");
 
-    const MPI_Aint window_bytes = m_rank == 0 ? static_cast<MPI_Aint>(sizeof(long long)) : 0;
-    check(MPI_Win_allocate(window_bytes, static_cast<int>(sizeof(long long)), MPI_INFO_NULL, m_comm,
-                           &m_counter, &m_window),
-          "MPI_Win_allocate");
-    check(MPI_Win_set_errhandler(m_window, MPI_ERRORS_RETURN), "MPI_Win_set_errhandler");
-    check(MPI_Win_lock_all(MPI_MODE_NOCHECK, m_window), "MPI_Win_lock_all");
-    if (m_rank == 0) {
-      *m_counter = 0;
-      check(MPI_Win_sync(m_window), "MPI_Win_sync");  // the store is visible to RMA
-    }
-    check(MPI_Barrier(m_comm), "MPI_Barrier");  // nobody reads the counter before it is 0
     ++g_live_communicators;
   }
 
@@ -73,8 +60,6 @@ class MpiCommunicator final : public Communicator {
 
   // Collective: every rank destroys its communicator at the same point of the program.
   ~MpiCommunicator() override {
-    MPI_Win_unlock_all(m_window);
-    MPI_Win_free(&m_window);
     MPI_Comm_free(&m_comm);
     --g_live_communicators;
     if (g_live_communicators == 0 && g_we_initialized_mpi) {
@@ -160,26 +145,6 @@ class MpiCommunicator final : public Communicator {
 
   void barrier() override { check(MPI_Barrier(m_comm), "MPI_Barrier"); }
 
-  long long fetch_add(long long delta) override {
-    long long previous = 0;
-    check(MPI_Fetch_and_op(&delta, &previous, MPI_LONG_LONG, 0, 0, MPI_SUM, m_window),
-          "MPI_Fetch_and_op");
-    check(MPI_Win_flush(0, m_window), "MPI_Win_flush");
-    return previous;
-  }
-
-  void reset_counter() override {
-    check(MPI_Barrier(m_comm), "MPI_Barrier");  // every rank is done with the old count
-    if (m_rank == 0) {
-      long long zero = 0;
-      long long previous = 0;
-      check(MPI_Fetch_and_op(&zero, &previous, MPI_LONG_LONG, 0, 0, MPI_REPLACE, m_window),
-            "MPI_Fetch_and_op (reset)");
-      check(MPI_Win_flush(0, m_window), "MPI_Win_flush");
-    }
-    check(MPI_Barrier(m_comm), "MPI_Barrier");  // nobody draws before the reset is done
-  }
-
   [[noreturn]] void abort(int exit_code) override {
     MPI_Abort(m_comm, exit_code);
     std::abort();  // MPI_Abort does not return; this only satisfies [[noreturn]]
@@ -194,8 +159,6 @@ class MpiCommunicator final : public Communicator {
   }
 
   MPI_Comm m_comm = MPI_COMM_NULL;
-  MPI_Win m_window = MPI_WIN_NULL;
-  long long* m_counter = nullptr;  // window memory, rank 0 only
   int m_rank = 0;
   int m_size = 1;
 };

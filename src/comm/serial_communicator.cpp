@@ -28,13 +28,6 @@ class SerialCommunicator final : public Communicator {
   void barrier() override {}
   bool is_parallel() const override { return false; }
 
-  long long fetch_add(long long delta) override {
-    const long long previous = m_counter;
-    m_counter += delta;
-    return previous;
-  }
-  void reset_counter() override { m_counter = 0; }
-
   [[noreturn]] void abort(int exit_code) override { std::exit(exit_code); }
 
  private:
@@ -44,8 +37,6 @@ class SerialCommunicator final : public Communicator {
                                   " out of range [0, 1)");
     }
   }
-
-  long long m_counter = 0;
 };
 
 }  // namespace

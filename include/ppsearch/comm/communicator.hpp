@@ -66,18 +66,6 @@ class Communicator {
   /// \brief True when backed by MPI (even with one rank), false for the serial communicator.
   virtual bool is_parallel() const = 0;
 
-  /// \brief Atomically add `delta` to a counter held by rank 0 and return its previous value.
-  ///        Not collective: ranks call it independently, e.g. to draw the next chunk of work
-  ///        (dynamic load balancing: `for (i = c.fetch_add(k); i < n; i = c.fetch_add(k))`).
-  ///        The counter is 0 when the communicator is created and after reset_counter().
-  /// \throws CommError on failure
-  virtual long long fetch_add(long long delta) = 0;
-
-  /// \brief Collective: set the fetch_add() counter back to 0. On return no rank is still
-  ///        using the old count, and the reset is visible to every later fetch_add().
-  /// \throws CommError on failure
-  virtual void reset_counter() = 0;
-
   /// \brief Terminate every rank of the run with `exit_code` (MPI_Abort). For fatal errors seen
   ///        on one rank only, where a collective shutdown is impossible. Serial: std::exit.
   [[noreturn]] virtual void abort(int exit_code) = 0;
