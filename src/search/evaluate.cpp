@@ -279,9 +279,11 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     // answer (same value, and the latest cuts among all optima are also the latest
     // among the feasible ones), so the DP is skipped.
     const std::vector<int>& rb = relaxed_bounds();
-    const bool relaxed_fits = !I.opt.reference_partitioner && evaluate_partition(pp, rb).feasible;
-    const Partition& part = relaxed_fits ? I.part_ref : run_partitioner(pp);
-    if (!relaxed_fits && !part.feasible) {
+    if (!I.opt.reference_partitioner && evaluate_partition(pp, rb).feasible) {
+      bounds = rb;
+    } else if (const Partition& part = run_partitioner(pp); part.feasible) {
+      bounds = part.bounds;
+    } else {
       // Figures for the user: the time-optimal partition without a memory limit,
       // and the rank of it that needs the most.
       double worst = -1;
@@ -304,7 +306,6 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       e.needed_bytes = worst;
       return;
     }
-    bounds = relaxed_fits ? rb : part.bounds;
     if (!place(bounds, &peak, &peak_rank)) {
       set_infeasible(&e, Infeasible::kSchedule);
       return;
