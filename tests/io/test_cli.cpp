@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/temp_dir.hpp"
 #include "ppsearch/build_info.hpp"
 #include "ppsearch/cli/options.hpp"
 #include "ppsearch/io/config_file.hpp"
@@ -20,27 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "ppsearch-cli-XXXXXX").string();
-    path_ = mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string write(const std::string& name, const std::string& text) const {
-    const fs::path p = fs::path(path_) / name;
-    std::ofstream(p, std::ios::binary) << text;
-    return p.string();
-  }
-
- private:
-  std::string path_;
-};
+using test::TempDir;
 
 RunRequest run_of(const std::vector<std::string>& args) {
   CliOutcome out = parse_command_line(args);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/temp_dir.hpp"
 #include "ppsearch/io/config_file.hpp"
 #include "ppsearch/io/presets.hpp"
 #include "ppsearch/spec/check.hpp"
@@ -22,28 +23,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A fresh folder under the system temp dir, removed with its contents at scope exit.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "ppsearch-config-XXXXXX").string();
-    path_ = mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string write(const std::string& name, const std::string& text) const {
-    const fs::path p = fs::path(path_) / name;
-    std::ofstream(p, std::ios::binary) << text;
-    return p.string();
-  }
-
- private:
-  std::string path_;
-};
+using test::TempDir;
 
 std::vector<ConfigIssue> issues_of(const LoadRequest& req) {
   try {
