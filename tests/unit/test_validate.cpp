@@ -255,7 +255,7 @@ TEST(ValidateCsv, PublicFileParsesCompletely) {
   // The optional columns: split, stack, precision and the measured peak memory.
   EXPECT_EQ(d.split, "fit");
   EXPECT_EQ(public_run("dgxc-v24.11-gpt3-175b-bf16-256").split, "held-out");
-  EXPECT_EQ(d.stack, "NeMo 24.11");
+  EXPECT_EQ(d.stack, "nemo");
   EXPECT_EQ(d.precision, "bf16");
   EXPECT_FALSE(d.measured_peak_memory_gb.has_value());
   EXPECT_EQ(d.memory_metric, "");
