@@ -203,6 +203,12 @@ RunRow to_row(const RunResult& r) {
   }
   row.candidates_evaluated = r.evaluated;
   row.candidates_feasible = r.feasible;
+  row.measured_peak_memory_gb = r.measured_peak_memory_gb;
+  row.predicted_peak_memory_gb = r.peak_memory_gb;
+  row.memory_error_pct = r.memory_error_pct;
+  row.memory_metric = r.memory_metric;
+  row.split = r.split;
+  row.fits_memory = r.does_not_fit ? 0 : 1;
   return row;
 }
 

@@ -779,6 +779,10 @@ struct RunRowMem {
   std::int8_t sequence_parallel, zero_stage;
   const char* searched;
   std::int32_t candidates_evaluated, candidates_feasible;
+  double measured_peak_memory_gb, predicted_peak_memory_gb, memory_error_pct;
+  const char* memory_metric;
+  const char* split;
+  std::uint8_t fits_memory;
 };
 static_assert(std::is_standard_layout_v<RunRowMem>);
 
@@ -821,6 +825,12 @@ constexpr RunField kRunFields[] = {
     PPSEARCH_RUN_FIELD(searched, kStr),
     PPSEARCH_RUN_FIELD(candidates_evaluated, kI32),
     PPSEARCH_RUN_FIELD(candidates_feasible, kI32),
+    PPSEARCH_RUN_FIELD(measured_peak_memory_gb, kF64),
+    PPSEARCH_RUN_FIELD(predicted_peak_memory_gb, kF64),
+    PPSEARCH_RUN_FIELD(memory_error_pct, kF64),
+    PPSEARCH_RUN_FIELD(memory_metric, kStr),
+    PPSEARCH_RUN_FIELD(split, kStr),
+    PPSEARCH_RUN_FIELD(fits_memory, kU8),
 };
 #undef PPSEARCH_RUN_FIELD
 
@@ -915,7 +925,13 @@ std::vector<unsigned char> runs_file_image(const std::string& path, const std::s
                          r.zero_stage,
                          r.searched.c_str(),
                          r.candidates_evaluated,
-                         r.candidates_feasible};
+                         r.candidates_feasible,
+                         canonical(r.measured_peak_memory_gb),
+                         canonical(r.predicted_peak_memory_gb),
+                         canonical(r.memory_error_pct),
+                         r.memory_metric.c_str(),
+                         r.split.c_str(),
+                         r.fits_memory};
     }
     const hsize_t dims[1] = {static_cast<hsize_t>(rows.size())};
     const hsize_t maxdims[1] = {H5S_UNLIMITED};
