@@ -361,16 +361,27 @@ void check_enum(unsigned value, int count, const char* field, const std::string&
   }
 }
 
-// `first` is the row index of rows[0] in the dataset (for the messages).
-std::vector<ResultRow> prepare_rows(const std::vector<ResultRow>& rows, const char* dataset,
-                                    std::uint64_t first) {
-  std::vector<ResultRow> out(rows);
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    ResultRow& r = out[i];
+// Checks every row before any is written (`first` is the dataset index of rows[0], for the
+// message), so a bad row leaves the writer as it was.
+void check_rows(const std::vector<ResultRow>& rows, const char* dataset, std::uint64_t first) {
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const ResultRow& r = rows[i];
+    if (r.schedule < kNumSchedules && r.recompute < kNumRecompute &&
+        r.infeasible_reason < kNumInfeasible) {
+      continue;
+    }
     const std::string where = row_context(dataset, first + i);
     check_enum(r.schedule, kNumSchedules, "schedule", where);
     check_enum(r.recompute, kNumRecompute, "recompute", where);
     check_enum(r.infeasible_reason, kNumInfeasible, "infeasible_reason", where);
+  }
+}
+
+// Canonical copies of n rows (NaNs in one bit pattern), made one block at a time so that no
+// copy of a whole table is ever held.
+std::vector<ResultRow> prepare_rows(const ResultRow* rows, std::size_t n) {
+  std::vector<ResultRow> out(rows, rows + n);
+  for (ResultRow& r : out) {
     for (double* d :
          {&r.iteration_time_s, &r.mfu, &r.hfu, &r.tflops_per_gpu, &r.tokens_per_s,
           &r.bubble_fraction, &r.peak_memory_gb, &r.compute_s, &r.tp_comm_s, &r.cp_comm_s,
@@ -381,8 +392,8 @@ std::vector<ResultRow> prepare_rows(const std::vector<ResultRow>& rows, const ch
   return out;
 }
 
-std::vector<StageRow> prepare_stages(const std::vector<StageRow>& rows) {
-  std::vector<StageRow> out(rows);
+std::vector<StageRow> prepare_rows(const StageRow* rows, std::size_t n) {
+  std::vector<StageRow> out(rows, rows + n);
   for (StageRow& r : out) {
     r.time_s = canonical(r.time_s);
     r.memory_gb = canonical(r.memory_gb);
@@ -813,6 +824,8 @@ class Hdf5ResultWriter final : public ResultWriter {
                     std::size_t row_size);
   void add_rows(Table& table, const void* data, std::size_t n);
   void flush_rows(Table& table, const unsigned char* data, std::size_t n);
+  template <typename Row>
+  void add_all(Table& table, const std::vector<Row>& rows);
   void write_string_attr(const char* name, const std::string& value);
   template <typename T>
   void write_scalar_attr(const char* name, hid_t file_type, hid_t mem_type, const T& value);
@@ -986,44 +999,39 @@ void Hdf5ResultWriter::add_rows(Table& table, const void* data, std::size_t n) {
   table.appended += n;
 }
 
-void Hdf5ResultWriter::write_candidates(const std::vector<ResultRow>& rows) {
-  require_open("write_candidates");
-  const std::vector<ResultRow> prepared = prepare_rows(rows, "/candidates", candidates_.appended);
+// Hands rows to add_rows() one block of canonical copies at a time.
+template <typename Row>
+void Hdf5ResultWriter::add_all(Table& table, const std::vector<Row>& rows) {
   SilenceHdf5 quiet;
   try {
-    add_rows(candidates_, prepared.data(), prepared.size());
+    for (std::size_t from = 0; from < rows.size(); from += table.block_rows) {
+      const std::size_t n = std::min(table.block_rows, rows.size() - from);
+      const std::vector<Row> prepared = prepare_rows(rows.data() + from, n);
+      add_rows(table, prepared.data(), n);
+    }
   } catch (...) {
     broken_ = true;
     throw;
   }
-  candidates_.written = true;
+  table.written = true;
+}
+
+void Hdf5ResultWriter::write_candidates(const std::vector<ResultRow>& rows) {
+  require_open("write_candidates");
+  check_rows(rows, "/candidates", candidates_.appended);
+  add_all(candidates_, rows);
 }
 
 void Hdf5ResultWriter::write_stages(const std::vector<StageRow>& rows) {
   require_open("write_stages");
-  const std::vector<StageRow> prepared = prepare_stages(rows);
-  SilenceHdf5 quiet;
-  try {
-    add_rows(stages_, prepared.data(), prepared.size());
-  } catch (...) {
-    broken_ = true;
-    throw;
-  }
-  stages_.written = true;
+  add_all(stages_, rows);
 }
 
 void Hdf5ResultWriter::write_best(const std::vector<ResultRow>& rows) {
   require_open("write_best");
   if (best_.written) throw std::logic_error("result writer: write_best called twice");
-  const std::vector<ResultRow> prepared = prepare_rows(rows, "/best", 0);
-  SilenceHdf5 quiet;
-  try {
-    add_rows(best_, prepared.data(), prepared.size());
-  } catch (...) {
-    broken_ = true;
-    throw;
-  }
-  best_.written = true;
+  check_rows(rows, "/best", 0);
+  add_all(best_, rows);
 }
 
 void Hdf5ResultWriter::write_string_attr(const char* name, const std::string& value) {
