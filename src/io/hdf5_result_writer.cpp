@@ -21,9 +21,10 @@
 // ".<name>.ppsearch-tmp-XXXXXX" (mkdtemp, mode 0700) next to PATH, by a small file driver that
 // creates it with O_EXCL | O_NOFOLLOW, never lets HDF5 see a failed write, and syncs the file
 // when HDF5 closes it. commit() then moves the file onto PATH: only ever over a regular file
-// (lstat, checked before the search and again at the end), and without overwrite with link(),
-// which fails instead of replacing a file that appeared in the meantime. A fatal signal removes
-// the temporary folder (install_output_cleanup_handlers).
+// (checked before the search, and again in the step that places the file: a swap with
+// renameat2(RENAME_EXCHANGE) that is undone if what came back is not a regular file), and
+// without overwrite with link(), which fails instead of replacing a file that appeared in the
+// meantime. A fatal signal removes the temporary folder (install_output_cleanup_handlers).
 //
 // The parallel HDF5 library is not thread-safe: a writer must be used from one thread. No MPI
 // driver and no MPI call is used (rank 0 writes alone).
@@ -497,6 +498,10 @@ class Staging {
   void remove() noexcept;
 
  private:
+  void place_new(const std::string& path);
+  void replace_regular(const std::string& path);
+  [[noreturn]] void fail_rename(const std::string& path, int err) const;
+
   std::string dir_;
   std::string file_;
   int slot_ = -1;
@@ -529,41 +534,88 @@ void Staging::remove() noexcept {
   dir_.clear();
 }
 
-void Staging::publish(const std::string& path, bool overwrite) {
-  // Re-checked now: the final name may have changed since the check before the search. lstat,
-  // so a symbolic link counts as what it is, not as its target.
+[[noreturn]] void refuse_changed(const std::string& path, mode_t mode) {
+  throw OutputTargetError("cannot write '" + path + "': it became " + file_kind(mode) +
+                          " while the results were computed; it was left as it is (only a "
+                          "regular file is ever replaced, even with --overwrite)");
+}
+
+// Something is at `path` and overwrite was not given (or it is not a regular file).
+[[noreturn]] void refuse_existing(const std::string& path) {
   struct stat st {};
-  if (::lstat(path.c_str(), &st) == 0) {
-    if (!S_ISREG(st.st_mode)) {
-      throw OutputTargetError("cannot write '" + path + "': it became " + file_kind(st.st_mode) +
-                              " while the results were computed; it was left as it is (only a "
-                              "regular file is ever replaced, even with --overwrite)");
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) refuse_changed(path, st.st_mode);
+  throw OutputTargetError("cannot write '" + path +
+                          "': a file of that name appeared while the results were computed; it "
+                          "was left as it is (use --overwrite to replace it)");
+}
+
+// The file system does not offer the operation (hard links, renameat2 flags).
+bool unsupported(int err) {
+  return err == EINVAL || err == ENOSYS || err == ENOTSUP || err == EOPNOTSUPP || err == EPERM;
+}
+
+void Staging::fail_rename(const std::string& path, int err) const {
+  throw OutputError("cannot write '" + path + "': cannot rename '" + file_ +
+                    "' onto it: " + errno_text(err));
+}
+
+// Without overwrite nothing may be at `path`: link() and renameat2(RENAME_NOREPLACE) fail, in
+// one step, when something is.
+void Staging::place_new(const std::string& path) {
+  if (::link(file_.c_str(), path.c_str()) == 0) return;  // remove() drops the temporary name
+  if (errno == EEXIST) refuse_existing(path);
+  if (::renameat2(AT_FDCWD, file_.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) == 0) return;
+  if (errno == EEXIST) refuse_existing(path);
+  if (!unsupported(errno)) fail_rename(path, errno);
+  // Neither is supported by this file system: check, then rename (a small window remains).
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) refuse_existing(path);
+  if (std::rename(file_.c_str(), path.c_str()) != 0) fail_rename(path, errno);
+}
+
+// With overwrite `path` may be missing or a regular file. The new file is swapped with whatever
+// is there in one step (renameat2 RENAME_EXCHANGE), and what came back is looked at (lstat): a
+// regular file is the old results and is removed with the folder; anything else (a device, FIFO,
+// socket, folder or link that appeared during the run) is swapped back at once, so it is never
+// destroyed, and the run is refused.
+void Staging::replace_regular(const std::string& path) {
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    if (::renameat2(AT_FDCWD, file_.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE) == 0) {
+      struct stat st {};
+      if (::lstat(file_.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return;
+      if (::renameat2(AT_FDCWD, file_.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE) != 0) {
+        const int err = errno;
+        const std::string where = file_;
+        disarm_cleanup(std::exchange(slot_, -1));
+        dir_.clear();  // keep the folder: it holds what was at `path`
+        throw OutputError("cannot write '" + path + "': it became " + file_kind(st.st_mode) +
+                          " while the results were computed, and putting it back failed (" +
+                          errno_text(err) + "); it is now at '" + where + "'");
+      }
+      refuse_changed(path, st.st_mode);
     }
-    if (!overwrite) {
-      throw OutputTargetError("cannot write '" + path +
-                              "': a file of that name appeared while the results were computed; "
-                              "it was left as it is (use --overwrite to replace it)");
+    if (errno == ENOENT) {  // nothing there: create the name, never replacing what appears
+      if (::renameat2(AT_FDCWD, file_.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) == 0) {
+        return;
+      }
+      if (errno == EEXIST) continue;  // appeared just now: swap with it and look
     }
-  } else if (errno != ENOENT) {
-    const int err = errno;
-    throw OutputError("cannot write '" + path + "': " + errno_text(err));
+    if (!unsupported(errno)) fail_rename(path, errno);
+    break;
   }
-  bool placed = false;
-  if (!overwrite) {
-    // link() never replaces anything: a name that appeared since the lstat above is reported.
-    if (::link(file_.c_str(), path.c_str()) == 0) {
-      placed = true;
-    } else if (errno == EEXIST) {
-      throw OutputTargetError("cannot write '" + path +
-                              "': a file of that name appeared while the results were computed; "
-                              "it was left as it is (use --overwrite to replace it)");
-    }
-    // Other errors: a file system without hard links; the lstat above is the check.
-  }
-  if (!placed && std::rename(file_.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    throw OutputError("cannot write '" + path + "': cannot rename '" + file_ +
-                      "' onto it: " + errno_text(err));
+  // renameat2 is not supported by this file system: check, then rename (a small window remains).
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) refuse_changed(path, st.st_mode);
+  if (std::rename(file_.c_str(), path.c_str()) != 0) fail_rename(path, errno);
+}
+
+void Staging::publish(const std::string& path, bool overwrite) {
+  // The final name may have changed since the check before the search: it is checked again in
+  // the same step that places the file (a symbolic link counts as what it is, not its target).
+  if (overwrite) {
+    replace_regular(path);
+  } else {
+    place_new(path);
   }
   // Make the new name durable too (best effort: some file systems refuse to sync folders).
   const fs::path parent = fs::path(path).parent_path();
@@ -572,7 +624,7 @@ void Staging::publish(const std::string& path, bool overwrite) {
     ::fsync(dir);
     ::close(dir);
   }
-  remove();  // the link (if linked) and the empty folder
+  remove();  // the temporary name (a second link, or the old file swapped out) and the folder
 }
 
 // Creates missing parent folders (results/ is the default output folder).
