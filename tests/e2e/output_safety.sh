@@ -108,15 +108,23 @@ for sig in TERM INT; do
 done
 no_leftovers "$t/sig"
 
-# ---- the output turns into a FIFO during the search: refused at the end, exit 2 ------------------
+# ---- the output name changes during the search: refused at the end, exit 2 ----------------------
+# With --overwrite it becomes a FIFO; without, a regular file appears. Both runs at once.
 mkdir -p "$t/race"
-"$PPSEARCH" --gpus 64:1024 --model llama3-405b --quiet --output "$t/race/out.h5" --overwrite \
-  >/dev/null 2>race.err & p=$!
+"$PPSEARCH" --gpus 64:1024 --model llama3-405b --quiet --output "$t/race/fifo.h5" --overwrite \
+  >/dev/null 2>race1.err & p1=$!
+"$PPSEARCH" --gpus 64:1024 --model llama3-405b --quiet --output "$t/race/file.h5" \
+  >/dev/null 2>race2.err & p2=$!
 sleep 1
-mkfifo "$t/race/out.h5"
-set +e; wait $p; rc=$?; set -e
-[ "$rc" = 2 ] && ok "output that became a FIFO: exit 2" || { bad "FIFO race: rc $rc"; cat race.err >&2; }
-grep -q "FIFO" race.err && ok "message says what it became" || { bad "race message"; cat race.err >&2; }
-[ -p "$t/race/out.h5" ] && ok "FIFO left as it is" || bad "FIFO replaced"
+mkfifo "$t/race/fifo.h5"
+echo "someone else's" > "$t/race/file.h5"
+set +e; wait $p1; rc1=$?; wait $p2; rc2=$?; set -e
+[ "$rc1" = 2 ] && ok "output that became a FIFO: exit 2" || { bad "FIFO race: rc $rc1"; cat race1.err >&2; }
+grep -q "became a FIFO" race1.err && ok "message says what it became" || { bad "race message"; cat race1.err >&2; }
+[ -p "$t/race/fifo.h5" ] && ok "FIFO left as it is" || bad "FIFO replaced"
+[ "$rc2" = 2 ] && ok "file that appeared: exit 2" || { bad "file race: rc $rc2"; cat race2.err >&2; }
+grep -q "appeared while the results were computed" race2.err && ok "message says it appeared" \
+  || { bad "appeared message"; cat race2.err >&2; }
+[ "$(cat "$t/race/file.h5")" = "someone else's" ] && ok "appeared file untouched" || bad "appeared file replaced"
 no_leftovers "$t/race"
 finish
