@@ -20,6 +20,17 @@ no_leftovers() {
   [ -z "$left" ] && ok "no temporary leftovers in $1" || bad "leftovers in $1: $left"
 }
 
+# wait_for_run DIR COUNT: until COUNT runs have made their temporary folder in DIR (they make it
+# before the search starts), at most 20 s; then the search is under way.
+wait_for_run() {
+  local i
+  for i in $(seq 200); do
+    [ "$(ls -A "$1" | grep -c ppsearch-tmp || true)" -ge "$2" ] && return 0
+    sleep 0.1
+  done
+  echo "note: no temporary folder in $1 after 20 s" >&2
+}
+
 # ---- every kind of non-regular target ----------------------------------------------------------
 kinds=()
 if mknod "$t/null" c 1 3 2>/dev/null; then kinds+=(null); else echo "note: mknod not allowed, no device nodes"; fi
@@ -93,7 +104,8 @@ for sig in TERM INT; do
   # --default-signal: a background job of a script would otherwise start with SIGINT ignored.
   env --default-signal=INT "$PPSEARCH" --gpus 64:1024 --model llama3-405b --quiet \
     --output "$t/sig/new-$sig.h5" 2>/dev/null & p=$!
-  sleep 1
+  wait_for_run "$t/sig" 1
+  sleep 0.2
   kill -$sig $p
   set +e; wait $p; rc=$?; set -e
   [ "$rc" -gt 128 ] && ok "SIG$sig ended the run (rc $rc)" || bad "SIG$sig: rc $rc (the run finished first?)"
@@ -101,7 +113,8 @@ for sig in TERM INT; do
   echo old > "$t/sig/old-$sig.h5"
   env --default-signal=INT "$PPSEARCH" --gpus 64:1024 --model llama3-405b --quiet --overwrite \
     --output "$t/sig/old-$sig.h5" 2>/dev/null & p=$!
-  sleep 1
+  wait_for_run "$t/sig" 1
+  sleep 0.2
   kill -$sig $p
   set +e; wait $p; set -e
   [ "$(cat "$t/sig/old-$sig.h5")" = old ] && ok "SIG$sig: old file untouched" || bad "SIG$sig: old file replaced"
@@ -115,7 +128,7 @@ mkdir -p "$t/race"
   >/dev/null 2>race1.err & p1=$!
 "$PPSEARCH" --gpus 64:1024 --model llama3-405b --quiet --output "$t/race/file.h5" \
   >/dev/null 2>race2.err & p2=$!
-sleep 1
+wait_for_run "$t/race" 2
 mkfifo "$t/race/fifo.h5"
 echo "someone else's" > "$t/race/file.h5"
 set +e; wait $p1; rc1=$?; wait $p2; rc2=$?; set -e
