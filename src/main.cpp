@@ -71,15 +71,19 @@ int run(Communicator& comm, int argc, char** argv) {
       start.code = outcome.exit_code;
     } else {
       req = std::move(outcome.request);
-      std::error_code ec;
-      if (!req.overwrite && std::filesystem::exists(req.output_path, ec)) {
-        std::cerr << "--output: output = " << req.output_path
-                  << ": the file exists; pass --overwrite to replace it\n";
+      // Only a missing name or a regular file (with --overwrite) is written; devices, FIFOs,
+      // sockets, folders and symbolic links never are (docs/results.md, "Output safety").
+      const std::string problem = output_target_problem(req.output_path, req.overwrite);
+      if (!problem.empty()) {
+        std::cerr << "--output: output = " << req.output_path << ": " << problem << "\n";
         start.code = static_cast<int>(ExitCode::kUsage);
       } else {
         try {
           writer = make_hdf5_result_writer(req.output_path, req.overwrite);
           start.code = -1;
+        } catch (const OutputTargetError& e) {  // changed since the check just above
+          std::cerr << "ppsearch: --output: " << e.what() << "\n";
+          start.code = static_cast<int>(ExitCode::kUsage);
         } catch (const OutputError& e) {
           std::cerr << "ppsearch: " << e.what() << "\n";
           start.code = static_cast<int>(ExitCode::kOutput);
@@ -141,6 +145,9 @@ int run(Communicator& comm, int argc, char** argv) {
       writer->write_best(out.best);
       writer->commit(meta);
       writer.reset();
+    } catch (const OutputTargetError& e) {  // the output name changed during the search
+      std::cerr << "ppsearch: --output: " << e.what() << "\n";
+      code = static_cast<int>(ExitCode::kUsage);
     } catch (const OutputError& e) {
       std::cerr << "ppsearch: " << e.what() << "\n";
       code = static_cast<int>(ExitCode::kOutput);
@@ -164,6 +171,8 @@ int main(int argc, char** argv) {
     std::cerr << "ppsearch: cannot start the parallel runtime: " << e.what() << "\n";
     return 1;
   }
+  // A fatal signal (Ctrl-C, kill, a closed pipe) removes the temporary output files.
+  ppsearch::install_output_cleanup_handlers();
   try {
     const int code = run(*comm, argc, argv);
     comm.reset();  // finalizes MPI after every HDF5 object is closed

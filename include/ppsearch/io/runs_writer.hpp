@@ -48,8 +48,10 @@ struct RunRow {
 
 /// \brief Writes `rows` as the 1-D compound dataset /runs of a new HDF5 file at `path`, with the
 ///        root attributes ppsearch_version, command_line, created_utc and runs_schema_version.
-///        Like the results file it is built under PATH.tmp-<pid> and renamed onto `path`.
-/// \throws OutputError when the file cannot be written, or exists and !overwrite
+///        Like the results file it is written in a private temporary folder next to `path` and
+///        moved onto it (result_writer.hpp).
+/// \throws OutputTargetError (exit 2) when `path` is not a regular file or exists and
+///         !overwrite; OutputError (exit 4) when the file cannot be written
 void write_runs_table(const std::string& path, const std::vector<RunRow>& rows,
                       const std::string& command_line, bool overwrite);
 
