@@ -160,7 +160,9 @@ expect_rc 2 "$PPSEARCH_VALIDATE" missing.csv
 expect_stderr "ppsearch-validate: error: missing.csv: a readable runs CSV file (no such file)"
 expect_rc 2 "$PPSEARCH_VALIDATE" "$RUNS" --bogus
 expect_stderr "ppsearch-validate: error: --bogus: unknown option (see --help)"
-expect_rc 4 "$PPSEARCH_VALIDATE" "$RUNS" --output /dev/null/runs.h5 --quiet
-expect_stderr "ppsearch-validate: cannot write '/dev/null/runs.h5': cannot create folder '/dev/null': Not a directory"
+# A folder that is a regular file (a private one: tests never name real device paths).
+: >notafolder
+expect_rc 4 "$PPSEARCH_VALIDATE" "$RUNS" --output notafolder/runs.h5 --quiet
+expect_stderr "ppsearch-validate: cannot write 'notafolder/runs.h5': cannot create folder 'notafolder': Not a directory"
 expect_rc 0 "$PPSEARCH_VALIDATE" --help
 finish
