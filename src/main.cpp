@@ -79,15 +79,19 @@ int run(Communicator& comm, int argc, char** argv, Activity& activity) {
       start.code = outcome.exit_code;
     } else {
       req = std::move(outcome.request);
-      std::error_code ec;
-      if (!req.overwrite && std::filesystem::exists(req.output_path, ec)) {
-        std::cerr << "--output: output = " << req.output_path
-                  << ": the file exists; pass --overwrite to replace it\n";
+      // Only a missing name or a regular file (with --overwrite) is written; devices, FIFOs,
+      // sockets, folders and symbolic links never are (docs/results.md, "Output safety").
+      const std::string problem = output_target_problem(req.output_path, req.overwrite);
+      if (!problem.empty()) {
+        std::cerr << "--output: output = " << req.output_path << ": " << problem << "\n";
         start.code = static_cast<int>(ExitCode::kUsage);
       } else {
         try {
           writer = make_hdf5_result_writer(req.output_path, req.overwrite);
           start.code = -1;
+        } catch (const OutputTargetError& e) {  // changed since the check just above
+          std::cerr << "ppsearch: --output: " << e.what() << "\n";
+          start.code = static_cast<int>(ExitCode::kUsage);
         } catch (const OutputError& e) {
           std::cerr << "ppsearch: " << e.what() << "\n";
           start.code = static_cast<int>(ExitCode::kOutput);
@@ -128,17 +132,13 @@ int run(Communicator& comm, int argc, char** argv, Activity& activity) {
     rc.progress = [&](std::int64_t done, std::int64_t total) {
       progress.update(done * comm.size(), total);
     };
-  // Rows arrive on rank 0 in final order, block by block. Time spent writing them is not
-  // search time (search_wall_s).
+  // Rows arrive on rank 0 in final order, block by block, and are appended to the file at once:
+  // rank 0 never holds every row. Time spent writing them is not search time (search_wall_s).
   double sink_s = 0;
-  // The writer takes /candidates in one call for now: its rows are kept until the end, while
-  // the stages, the bulk of the data, are appended block by block. Once the writer appends
-  // /candidates too, this becomes writer->write_candidates(rows) per block and `all_rows` goes.
-  std::vector<ResultRow> all_rows;
   if (root)
     rc.sink = [&](const std::vector<ResultRow>& rows, const std::vector<StageRow>& stages) {
       const auto w0 = std::chrono::steady_clock::now();
-      all_rows.insert(all_rows.end(), rows.begin(), rows.end());
+      writer->write_candidates(rows);
       writer->write_stages(stages);
       sink_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
     };
@@ -149,6 +149,9 @@ int run(Communicator& comm, int argc, char** argv, Activity& activity) {
   } catch (const SearchFailed& e) {  // rank 0 only; every rank has stopped
     std::cerr << "ppsearch: " << e.what() << "\n";
     code = e.exit_code();
+  } catch (const OutputTargetError& e) {  // from the sink, rank 0 only; every rank has stopped
+    std::cerr << "ppsearch: --output: " << e.what() << "\n";
+    code = static_cast<int>(ExitCode::kUsage);
   } catch (const OutputError& e) {  // from the sink, rank 0 only; every rank has stopped
     std::cerr << "ppsearch: " << e.what() << "\n";
     code = static_cast<int>(ExitCode::kOutput);
@@ -179,11 +182,12 @@ int run(Communicator& comm, int argc, char** argv, Activity& activity) {
     meta.rank_busy_s = out.rank_busy_s;
     meta.rank_imbalance = out.imbalance;
     try {
-      writer->write_candidates(all_rows);
-      std::vector<ResultRow>().swap(all_rows);
       writer->write_best(out.best);
       writer->commit(meta);
       writer.reset();
+    } catch (const OutputTargetError& e) {  // the output name changed during the search
+      std::cerr << "ppsearch: --output: " << e.what() << "\n";
+      code = static_cast<int>(ExitCode::kUsage);
     } catch (const OutputError& e) {
       std::cerr << "ppsearch: " << e.what() << "\n";
       code = static_cast<int>(ExitCode::kOutput);
@@ -207,6 +211,8 @@ int main(int argc, char** argv) {
     std::cerr << "ppsearch: cannot start the parallel runtime: " << e.what() << "\n";
     return 1;
   }
+  // A fatal signal (Ctrl-C, kill, a closed pipe) removes the temporary output files.
+  ppsearch::install_output_cleanup_handlers();
   Activity activity;
   try {
     const int code = run(*comm, argc, argv, activity);

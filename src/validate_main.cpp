@@ -14,6 +14,7 @@
 
 #include "ppsearch/build_info.hpp"
 #include "ppsearch/io/config_file.hpp"
+#include "ppsearch/io/result_writer.hpp"
 #include "ppsearch/io/runs_writer.hpp"
 #include "ppsearch/util/error.hpp"
 #include "ppsearch/validate/validate.hpp"
@@ -203,6 +204,12 @@ RunRow to_row(const RunResult& r) {
   }
   row.candidates_evaluated = r.evaluated;
   row.candidates_feasible = r.feasible;
+  row.measured_peak_memory_gb = r.measured_peak_memory_gb;
+  row.predicted_peak_memory_gb = r.peak_memory_gb;
+  row.memory_error_pct = r.memory_error_pct;
+  row.memory_metric = r.memory_metric;
+  row.split = r.split;
+  row.fits_memory = r.does_not_fit ? 0 : 1;
   return row;
 }
 
@@ -217,12 +224,11 @@ int run(int argc, char** argv) {
                                  [&](const RunRecord& r) { return id_matches(p, r.id); });
     if (!any) usage_error("--fit-ids: " + p + ": matches no id of " + args.runs_path);
   }
-  if (!args.output.empty() && !args.overwrite) {
-    std::error_code ec;
-    if (std::filesystem::exists(args.output, ec)) {
-      usage_error("--output: output = " + args.output +
-                  ": the file exists; pass --overwrite to replace it");
-    }
+  if (!args.output.empty()) {
+    // Only a missing name or a regular file (with --overwrite) is written; devices, FIFOs,
+    // sockets, folders and symbolic links never are (docs/results.md, "Output safety").
+    const std::string problem = output_target_problem(args.output, args.overwrite);
+    if (!problem.empty()) usage_error("--output: output = " + args.output + ": " + problem);
   }
 
   if (!args.sets.empty()) {  // a bad --set is a usage error (exit 2), not a per-row failure
@@ -247,6 +253,9 @@ int run(int argc, char** argv) {
     for (const RunResult& r : results) rows.push_back(to_row(r));
     try {
       write_runs_table(args.output, rows, args.command_line, args.overwrite);
+    } catch (const OutputTargetError& e) {  // the output name changed meanwhile
+      std::cerr << "ppsearch-validate: error: --output: " << e.what() << "\n";
+      return static_cast<int>(ExitCode::kUsage);
     } catch (const OutputError& e) {
       std::cerr << "ppsearch-validate: " << e.what() << "\n";
       return static_cast<int>(ExitCode::kOutput);
@@ -264,6 +273,8 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A fatal signal (Ctrl-C, kill, a closed pipe) removes the temporary output files.
+  ppsearch::install_output_cleanup_handlers();
   try {
     return run(argc, argv);
   } catch (const ppsearch::ConfigError& e) {

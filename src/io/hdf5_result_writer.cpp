@@ -13,19 +13,30 @@
 // values: never on struct padding, compiler or host byte order. NaNs are written in one canonical
 // bit pattern for the same reason.
 //
-// Publication: the file is built in memory (HDF5 core driver), its image is written to
-// PATH.tmp-<pid> in PATH's folder and synced, then renamed onto PATH by commit(), so PATH never
-// names a half-written file. Without overwrite the final step is link()+unlink(), which fails
-// instead of replacing a file that appeared in the meantime.
+// Rows may be appended in several calls (write_candidates / write_stages, in final order); they
+// are written through to disk in fixed blocks of whole chunks, so the writer holds at most one
+// block per table, and the same rows give the same file however the caller splits them.
+//
+// Publication (docs/results.md, "Output safety"): the file is written inside a private folder
+// ".<name>.ppsearch-tmp-XXXXXX" (mkdtemp, mode 0700) next to PATH, by a small file driver that
+// creates it with O_EXCL | O_NOFOLLOW, never lets HDF5 see a failed write, and syncs the file
+// when HDF5 closes it. commit() then moves the file onto PATH: only ever over a regular file
+// (checked before the search, and again in the step that places the file: a swap with
+// renameat2(RENAME_EXCHANGE) that is undone if what came back is not a regular file), and
+// without overwrite with link(), which fails instead of replacing a file that appeared in the
+// meantime. A fatal signal removes the temporary folder (install_output_cleanup_handlers).
 //
 // The parallel HDF5 library is not thread-safe: a writer must be used from one thread. No MPI
 // driver and no MPI call is used (rank 0 writes alone).
 #include <fcntl.h>
 #include <hdf5.h>
+#include <limits.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstddef>
@@ -33,8 +44,10 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <limits>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -335,7 +348,7 @@ Handle compound_type(const Field (&fields)[N], std::size_t struct_size, bool fil
 // produced the NaN (x86 0.0/0.0 gives a negative NaN, quiet_NaN() a positive one).
 double canonical(double x) { return std::isnan(x) ? std::numeric_limits<double>::quiet_NaN() : x; }
 
-std::string row_context(const char* dataset, std::size_t i) {
+std::string row_context(const char* dataset, std::uint64_t i) {
   return std::string(dataset) + " row " + std::to_string(i);
 }
 
@@ -349,13 +362,27 @@ void check_enum(unsigned value, int count, const char* field, const std::string&
   }
 }
 
-std::vector<ResultRow> prepare_rows(const std::vector<ResultRow>& rows, const char* dataset) {
-  std::vector<ResultRow> out(rows);
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    ResultRow& r = out[i];
-    check_enum(r.schedule, kNumSchedules, "schedule", row_context(dataset, i));
-    check_enum(r.recompute, kNumRecompute, "recompute", row_context(dataset, i));
-    check_enum(r.infeasible_reason, kNumInfeasible, "infeasible_reason", row_context(dataset, i));
+// Checks every row before any is written (`first` is the dataset index of rows[0], for the
+// message), so a bad row leaves the writer as it was.
+void check_rows(const std::vector<ResultRow>& rows, const char* dataset, std::uint64_t first) {
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const ResultRow& r = rows[i];
+    if (r.schedule < kNumSchedules && r.recompute < kNumRecompute &&
+        r.infeasible_reason < kNumInfeasible) {
+      continue;
+    }
+    const std::string where = row_context(dataset, first + i);
+    check_enum(r.schedule, kNumSchedules, "schedule", where);
+    check_enum(r.recompute, kNumRecompute, "recompute", where);
+    check_enum(r.infeasible_reason, kNumInfeasible, "infeasible_reason", where);
+  }
+}
+
+// Canonical copies of n rows (NaNs in one bit pattern), made one block at a time so that no
+// copy of a whole table is ever held.
+std::vector<ResultRow> prepare_rows(const ResultRow* rows, std::size_t n) {
+  std::vector<ResultRow> out(rows, rows + n);
+  for (ResultRow& r : out) {
     for (double* d :
          {&r.iteration_time_s, &r.mfu, &r.hfu, &r.tflops_per_gpu, &r.tokens_per_s,
           &r.bubble_fraction, &r.peak_memory_gb, &r.compute_s, &r.tp_comm_s, &r.cp_comm_s,
@@ -366,8 +393,8 @@ std::vector<ResultRow> prepare_rows(const std::vector<ResultRow>& rows, const ch
   return out;
 }
 
-std::vector<StageRow> prepare_stages(const std::vector<StageRow>& rows) {
-  std::vector<StageRow> out(rows);
+std::vector<StageRow> prepare_rows(const StageRow* rows, std::size_t n) {
+  std::vector<StageRow> out(rows, rows + n);
   for (StageRow& r : out) {
     r.time_s = canonical(r.time_s);
     r.memory_gb = canonical(r.memory_gb);
@@ -378,10 +405,443 @@ std::vector<StageRow> prepare_stages(const std::vector<StageRow>& rows) {
 // Chunks of about 256 KiB; shuffle + deflate when the library has them (h5py reads both).
 constexpr std::size_t kChunkBytes = 256 * 1024;
 constexpr unsigned kDeflateLevel = 4;
-// Growth step of the in-memory file image.
-constexpr std::size_t kCoreIncrement = 8 * 1024 * 1024;
+// Rows are handed to HDF5 in blocks of this many whole chunks (about 4 MiB), whatever block
+// sizes the caller appends in: the sequence of HDF5 calls, and so the file, depends only on the
+// rows, and every block but the last covers whole chunks (no chunk is read back to be merged).
+constexpr std::size_t kChunksPerWrite = 16;
 
 std::string errno_text(int err) { return std::error_code(err, std::generic_category()).message(); }
+
+// ---------------------------------------------------------------------------------------------
+// What a path names, in words, for the messages about non-regular output targets.
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISREG(mode)) return "a regular file";
+  return "not a regular file";
+}
+
+// The base name of an output path ("" for "dir/", "." and "..": those name folders).
+std::string output_base_name(const std::string& path) {
+  const std::string base = fs::path(path).filename().string();
+  return base == "." || base == ".." ? std::string() : base;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Removal of the temporary files on a fatal signal. The writers register their private
+// temporary folder and the file in it; the handler (async-signal-safe: only atomics, unlink,
+// rmdir, raise) removes both and re-raises the signal with its default action, so the exit
+// status still says which signal ended the process. Only SIGKILL (and a power cut) can leave a
+// temporary folder behind (docs/results.md, "Output safety").
+struct CleanupSlot {
+  std::atomic<int> state{0};  // 0 free, 1 being filled or emptied, 2 armed
+  char file[PATH_MAX];
+  char dir[PATH_MAX];
+};
+CleanupSlot g_cleanup[8];
+static_assert(std::atomic<int>::is_always_lock_free, "the signal handler reads these atomics");
+
+extern "C" void remove_temporaries_and_reraise(int sig) {
+  const int saved = errno;
+  for (CleanupSlot& slot : g_cleanup) {
+    if (slot.state.load(std::memory_order_acquire) == 2) {
+      ::unlink(slot.file);
+      ::rmdir(slot.dir);
+    }
+  }
+  errno = saved;
+  // SA_RESETHAND restored the default action; the signal is blocked until we return.
+  ::raise(sig);
+}
+
+// Arms a slot; returns its index, or -1 when none is free or a path is too long (the files are
+// then still removed on every normal exit path, only not on a signal).
+int arm_cleanup(const std::string& file, const std::string& dir) {
+  if (file.size() >= PATH_MAX || dir.size() >= PATH_MAX) return -1;
+  for (int i = 0; i < static_cast<int>(std::size(g_cleanup)); ++i) {
+    int expected = 0;
+    if (g_cleanup[i].state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+      std::memcpy(g_cleanup[i].file, file.c_str(), file.size() + 1);
+      std::memcpy(g_cleanup[i].dir, dir.c_str(), dir.size() + 1);
+      g_cleanup[i].state.store(2, std::memory_order_release);
+      return i;
+    }
+  }
+  return -1;
+}
+
+void disarm_cleanup(int slot) {
+  if (slot >= 0) g_cleanup[slot].state.store(0, std::memory_order_release);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The private temporary folder of one output file: ".<name>.ppsearch-tmp-XXXXXX" (mkdtemp:
+// random name, created exclusively, mode 0700) in the folder of the final name, holding the file
+// under the final base name. Nobody else can create, replace or plant a link at a name inside
+// it, so HDF5 may create the file there by name. publish() renames the file onto the final name
+// and removes the folder; destruction without publish() removes both.
+class Staging {
+ public:
+  Staging(const std::string& path, const char* what);
+  ~Staging() { remove(); }
+  Staging(const Staging&) = delete;
+  Staging& operator=(const Staging&) = delete;
+
+  const std::string& file() const { return file_; }
+  // Moves the finished file onto `path`: never over anything but a regular file, and without
+  // `overwrite` never over anything at all. Syncs the folder afterwards.
+  void publish(const std::string& path, bool overwrite);
+  void remove() noexcept;
+
+ private:
+  void place_new(const std::string& path);
+  void replace_regular(const std::string& path);
+  [[noreturn]] void fail_rename(const std::string& path, int err) const;
+
+  std::string dir_;
+  std::string file_;
+  int slot_ = -1;
+};
+
+Staging::Staging(const std::string& path, const char* what) {
+  const fs::path final_path(path);
+  const fs::path parent = final_path.parent_path();
+  std::string base = output_base_name(path);
+  // Keep the folder name within NAME_MAX (255) whatever the file name's length.
+  std::string dir_name = "." + base.substr(0, 200) + ".ppsearch-tmp-XXXXXX";
+  std::string tmpl = parent.empty() ? dir_name : (parent / dir_name).string();
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (::mkdtemp(buf.data()) == nullptr) {
+    const int err = errno;
+    throw OutputError("cannot write '" + path + "': cannot create the temporary folder '" + tmpl +
+                      "' for the " + what + ": " + errno_text(err));
+  }
+  dir_ = buf.data();
+  file_ = dir_ + "/" + base;
+  slot_ = arm_cleanup(file_, dir_);
+}
+
+void Staging::remove() noexcept {
+  if (dir_.empty()) return;
+  ::unlink(file_.c_str());
+  ::rmdir(dir_.c_str());
+  disarm_cleanup(std::exchange(slot_, -1));
+  dir_.clear();
+}
+
+[[noreturn]] void refuse_changed(const std::string& path, mode_t mode) {
+  throw OutputTargetError("cannot write '" + path + "': it became " + file_kind(mode) +
+                          " while the results were computed; it was left as it is (only a "
+                          "regular file is ever replaced, even with --overwrite)");
+}
+
+// Something is at `path` and overwrite was not given (or it is not a regular file).
+[[noreturn]] void refuse_existing(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) refuse_changed(path, st.st_mode);
+  throw OutputTargetError("cannot write '" + path +
+                          "': a file of that name appeared while the results were computed; it "
+                          "was left as it is (use --overwrite to replace it)");
+}
+
+// The file system does not offer the operation (hard links, renameat2 flags).
+bool unsupported(int err) {
+  return err == EINVAL || err == ENOSYS || err == ENOTSUP || err == EOPNOTSUPP || err == EPERM;
+}
+
+void Staging::fail_rename(const std::string& path, int err) const {
+  throw OutputError("cannot write '" + path + "': cannot rename '" + file_ +
+                    "' onto it: " + errno_text(err));
+}
+
+// Without overwrite nothing may be at `path`: link() and renameat2(RENAME_NOREPLACE) fail, in
+// one step, when something is.
+void Staging::place_new(const std::string& path) {
+  if (::link(file_.c_str(), path.c_str()) == 0) return;  // remove() drops the temporary name
+  if (errno == EEXIST) refuse_existing(path);
+  if (::renameat2(AT_FDCWD, file_.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) == 0) return;
+  if (errno == EEXIST) refuse_existing(path);
+  if (!unsupported(errno)) fail_rename(path, errno);
+  // Neither is supported by this file system: check, then rename (a small window remains).
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) refuse_existing(path);
+  if (std::rename(file_.c_str(), path.c_str()) != 0) fail_rename(path, errno);
+}
+
+// With overwrite `path` may be missing or a regular file. The new file is swapped with whatever
+// is there in one step (renameat2 RENAME_EXCHANGE), and what came back is looked at (lstat): a
+// regular file is the old results and is removed with the folder; anything else (a device, FIFO,
+// socket, folder or link that appeared during the run) is swapped back at once, so it is never
+// destroyed, and the run is refused.
+void Staging::replace_regular(const std::string& path) {
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    if (::renameat2(AT_FDCWD, file_.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE) == 0) {
+      struct stat st {};
+      if (::lstat(file_.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return;
+      if (::renameat2(AT_FDCWD, file_.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE) != 0) {
+        const int err = errno;
+        const std::string where = file_;
+        disarm_cleanup(std::exchange(slot_, -1));
+        dir_.clear();  // keep the folder: it holds what was at `path`
+        throw OutputError("cannot write '" + path + "': it became " + file_kind(st.st_mode) +
+                          " while the results were computed, and putting it back failed (" +
+                          errno_text(err) + "); it is now at '" + where + "'");
+      }
+      refuse_changed(path, st.st_mode);
+    }
+    if (errno == ENOENT) {  // nothing there: create the name, never replacing what appears
+      if (::renameat2(AT_FDCWD, file_.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) == 0) {
+        return;
+      }
+      if (errno == EEXIST) continue;  // appeared just now: swap with it and look
+    }
+    if (!unsupported(errno)) fail_rename(path, errno);
+    break;
+  }
+  // renameat2 is not supported by this file system: check, then rename (a small window remains).
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) refuse_changed(path, st.st_mode);
+  if (std::rename(file_.c_str(), path.c_str()) != 0) fail_rename(path, errno);
+}
+
+void Staging::publish(const std::string& path, bool overwrite) {
+  // The final name may have changed since the check before the search: it is checked again in
+  // the same step that places the file (a symbolic link counts as what it is, not its target).
+  if (overwrite) {
+    replace_regular(path);
+  } else {
+    place_new(path);
+  }
+  // Make the new name durable too (best effort: some file systems refuse to sync folders).
+  const fs::path parent = fs::path(path).parent_path();
+  const int dir = ::open(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir >= 0) {
+    ::fsync(dir);
+    ::close(dir);
+  }
+  remove();  // the temporary name (a second link, or the old file swapped out) and the folder
+}
+
+// Creates missing parent folders (results/ is the default output folder).
+void create_parent_folders(const std::string& path) {
+  const fs::path parent = fs::path(path).parent_path();
+  if (parent.empty()) return;
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  if (ec) {
+    throw OutputError("cannot write '" + path + "': cannot create folder '" + parent.string() +
+                      "': " + ec.message());
+  }
+}
+
+// Refuses what output_target_problem() finds (exit 2 in the programs).
+void check_output_target(const std::string& path, bool overwrite, const char* what) {
+  if (path.empty()) throw OutputError(std::string("cannot write the ") + what + ": no file name");
+  const std::string problem = output_target_problem(path, overwrite);
+  if (!problem.empty()) throw OutputTargetError("cannot write '" + path + "': " + problem);
+}
+
+// ---------------------------------------------------------------------------------------------
+// "ppsearch-sink": a minimal HDF5 file driver (modelled on the library's sec2 driver) that writes
+// with pwrite() to a file it creates with O_EXCL | O_NOFOLLOW, and never reports a failed write
+// to HDF5. The first failure (disk full, quota, I/O error) is remembered in a SinkState, and
+// every later write is dropped; the writer checks the state after each step and reports that
+// errno. HDF5 1.10 cannot close a file whose writes failed (H5Fclose fails and the process
+// crashes at exit), so the library must only ever see successful writes.
+struct SinkState {
+  int err = 0;         // first errno, 0 = none
+  std::string during;  // what failed: "writing", "syncing", ...
+  void record(int e, const char* what) {
+    if (err == 0) {
+      err = e != 0 ? e : EIO;
+      during = what;
+    }
+  }
+};
+
+struct SinkFapl {
+  SinkState* state;
+};
+
+struct SinkFile {
+  H5FD_t pub;  // first member: HDF5 fills it and hands it back to every callback
+  int fd = -1;
+  haddr_t eoa = 0;
+  haddr_t eof = 0;
+  dev_t device = 0;
+  ino_t inode = 0;
+  SinkState* state = nullptr;
+};
+static_assert(std::is_standard_layout_v<SinkFile>);
+
+// The largest address: the largest off_t (as sec2).
+constexpr haddr_t kSinkMaxAddr = (static_cast<haddr_t>(1) << (8 * sizeof(off_t) - 1)) - 1;
+
+SinkFile* as_sink(H5FD_t* f) { return reinterpret_cast<SinkFile*>(f); }
+const SinkFile* as_sink(const H5FD_t* f) { return reinterpret_cast<const SinkFile*>(f); }
+
+H5FD_t* sink_open(const char* name, unsigned flags, hid_t fapl, haddr_t maxaddr) {
+  if (name == nullptr || maxaddr == 0 || (maxaddr != HADDR_UNDEF && maxaddr > kSinkMaxAddr)) {
+    return nullptr;
+  }
+  const auto* info = static_cast<const SinkFapl*>(H5Pget_driver_info(fapl));
+  if (info == nullptr || info->state == nullptr) return nullptr;
+  // Create only a new file, never through a link: the caller's folder is private anyway.
+  int oflags = O_CLOEXEC | O_NOFOLLOW | ((flags & H5F_ACC_RDWR) ? O_RDWR : O_RDONLY);
+  if (flags & H5F_ACC_CREAT) oflags |= O_CREAT | O_EXCL;
+  const int fd = ::open(name, oflags, 0644);
+  if (fd < 0) return nullptr;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return nullptr;
+  }
+  auto* f = new (std::nothrow) SinkFile();
+  if (f == nullptr) {
+    ::close(fd);
+    return nullptr;
+  }
+  f->fd = fd;
+  f->eof = static_cast<haddr_t>(st.st_size);
+  f->device = st.st_dev;
+  f->inode = st.st_ino;
+  f->state = info->state;
+  return &f->pub;
+}
+
+// Syncs the data before closing, so a crash right after the rename cannot leave an empty or
+// partial file under the final name.
+herr_t sink_close(H5FD_t* file) {
+  SinkFile* f = as_sink(file);
+  if (f->state->err == 0 && ::fsync(f->fd) != 0 && errno != EINVAL && errno != EROFS) {
+    f->state->record(errno, "syncing");
+  }
+  if (::close(f->fd) != 0 && errno != EINTR) f->state->record(errno, "closing");  // NFS
+  delete f;
+  return 0;
+}
+
+int sink_cmp(const H5FD_t* a, const H5FD_t* b) {
+  const SinkFile* x = as_sink(a);
+  const SinkFile* y = as_sink(b);
+  if (x->device != y->device) return x->device < y->device ? -1 : 1;
+  if (x->inode != y->inode) return x->inode < y->inode ? -1 : 1;
+  return 0;
+}
+
+herr_t sink_query(const H5FD_t*, unsigned long* flags) {
+  if (flags) {
+    *flags = H5FD_FEAT_AGGREGATE_METADATA | H5FD_FEAT_ACCUMULATE_METADATA | H5FD_FEAT_DATA_SIEVE |
+             H5FD_FEAT_AGGREGATE_SMALLDATA;
+  }
+  return 0;
+}
+
+haddr_t sink_get_eoa(const H5FD_t* file, H5FD_mem_t) { return as_sink(file)->eoa; }
+
+herr_t sink_set_eoa(H5FD_t* file, H5FD_mem_t, haddr_t addr) {
+  as_sink(file)->eoa = addr;
+  return 0;
+}
+
+haddr_t sink_get_eof(const H5FD_t* file, H5FD_mem_t) { return as_sink(file)->eof; }
+
+herr_t sink_get_handle(H5FD_t* file, hid_t, void** handle) {
+  if (handle == nullptr) return -1;
+  *handle = &as_sink(file)->fd;
+  return 0;
+}
+
+// Reads what was written; bytes past the end of the file (or lost to a failed write) read as 0.
+herr_t sink_read(H5FD_t* file, H5FD_mem_t, hid_t, haddr_t addr, size_t size, void* buf) {
+  SinkFile* f = as_sink(file);
+  auto* out = static_cast<unsigned char*>(buf);
+  while (size > 0) {
+    const ssize_t n = ::pread(f->fd, out, size, static_cast<off_t>(addr));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) f->state->record(errno, "reading back");
+    if (n <= 0) break;
+    out += n;
+    addr += static_cast<haddr_t>(n);
+    size -= static_cast<size_t>(n);
+  }
+  if (size > 0) std::memset(out, 0, size);
+  return 0;
+}
+
+herr_t sink_write(H5FD_t* file, H5FD_mem_t, hid_t, haddr_t addr, size_t size, const void* buf) {
+  SinkFile* f = as_sink(file);
+  if (f->state->err != 0) return 0;  // dropped: the writer reports the first failure
+  const auto* in = static_cast<const unsigned char*>(buf);
+  while (size > 0) {
+    const ssize_t n = ::pwrite(f->fd, in, size, static_cast<off_t>(addr));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      f->state->record(n < 0 ? errno : EIO, "writing");
+      return 0;
+    }
+    in += n;
+    addr += static_cast<haddr_t>(n);
+    size -= static_cast<size_t>(n);
+  }
+  f->eof = std::max(f->eof, addr);
+  return 0;
+}
+
+herr_t sink_truncate(H5FD_t* file, hid_t, hbool_t) {
+  SinkFile* f = as_sink(file);
+  if (f->eoa == f->eof || f->state->err != 0) return 0;
+  if (::ftruncate(f->fd, static_cast<off_t>(f->eoa)) != 0) {
+    f->state->record(errno, "sizing");
+  } else {
+    f->eof = f->eoa;
+  }
+  return 0;
+}
+
+hid_t sink_driver() {
+  static const hid_t id = [] {
+    static H5FD_class_t cls{};
+    cls.name = "ppsearch-sink";
+    cls.maxaddr = kSinkMaxAddr;
+    cls.fc_degree = H5F_CLOSE_WEAK;
+    cls.fapl_size = sizeof(SinkFapl);
+    cls.open = sink_open;
+    cls.close = sink_close;
+    cls.cmp = sink_cmp;
+    cls.query = sink_query;
+    cls.get_eoa = sink_get_eoa;
+    cls.set_eoa = sink_set_eoa;
+    cls.get_eof = sink_get_eof;
+    cls.get_handle = sink_get_handle;
+    cls.read = sink_read;
+    cls.write = sink_write;
+    cls.truncate = sink_truncate;
+    const H5FD_mem_t map[] = H5FD_FLMAP_DICHOTOMY;
+    static_assert(std::size(map) == std::size(cls.fl_map));
+    std::copy(std::begin(map), std::end(map), std::begin(cls.fl_map));
+#if H5_VERSION_GE(1, 13, 0)
+    cls.version = H5FD_CLASS_VERSION;
+    cls.value = static_cast<H5FD_class_value_t>(600);  // not tested: the project builds on 1.10
+#endif
+    return H5FDregister(&cls);
+  }();
+  return id;
+}
+
+// File access properties that create `file` through the sink driver, reporting into `state`.
+Handle sink_fapl(SinkState* state, const std::string& path) {
+  const hid_t driver = check_id(sink_driver(), path, "registering the file driver");
+  Handle fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), path, "file access properties"), H5Pclose);
+  const SinkFapl info{state};
+  check_status(H5Pset_driver(fapl.get(), driver, &info), path, "selecting the file driver");
+  return fapl;
+}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -396,90 +856,66 @@ class Hdf5ResultWriter final : public ResultWriter {
   void commit(const ResultMeta& meta) override;
 
  private:
-  // One extendible 1-D table.
+  // One extendible 1-D table, with the rows not yet handed to HDF5.
   struct Table {
     const char* name = "";
     Handle dataset;
-    hsize_t rows = 0;
+    const Handle* mem_type = nullptr;
+    std::size_t row_size = 0;    // bytes of one row in memory (sizeof the struct)
+    std::size_t block_rows = 1;  // rows per HDF5 write: kChunksPerWrite whole chunks
+    hsize_t rows = 0;            // rows in the dataset
+    std::uint64_t appended = 0;  // rows received (rows + pending)
+    std::vector<unsigned char> pending;
     bool written = false;
   };
 
   [[noreturn]] void fail_errno(const std::string& what, int err) const;
+  void check_sink();
   void require_open(const char* op) const;
-  void create_table(Table& table, const Handle& file_type);
-  void append(Table& table, const Handle& mem_type, const void* data, std::size_t n);
+  void create_table(Table& table, const Handle& file_type, const Handle& mem_type,
+                    std::size_t row_size);
+  void add_rows(Table& table, const void* data, std::size_t n);
+  void flush_rows(Table& table, const unsigned char* data, std::size_t n);
+  template <typename Row>
+  void add_all(Table& table, const std::vector<Row>& rows);
   void write_string_attr(const char* name, const std::string& value);
   template <typename T>
   void write_scalar_attr(const char* name, hid_t file_type, hid_t mem_type, const T& value);
   void write_array_attr(const char* name, const std::vector<double>& values);
   void close_objects() noexcept;
-  std::vector<unsigned char> take_image();
-  void write_image(const std::vector<unsigned char>& image);
-  void publish();
   void discard() noexcept;
 
   std::string path_;
-  std::string tmp_path_;
-  int tmp_fd_ = -1;  // the temporary file, open from construction to commit
   bool overwrite_ = false;
   bool committed_ = false;
-  bool broken_ = false;  // a commit failed part-way: only destruction is left
+  bool broken_ = false;  // a step failed: only destruction is left
+  SinkState sink_;
+  std::unique_ptr<Staging> staging_;
   Handle file_;
   Handle row_mem_, row_file_, stage_mem_, stage_file_;
   Table candidates_, stages_, best_;
 };
 
-// The HDF5 file is built in memory (core driver, no backing store) and its image is written to
-// the temporary file with plain POSIX calls in commit(). So a failing disk (full, quota, I/O
-// error) surfaces as one clear errno from write/fsync/close, and HDF5 never holds a file whose
-// close failed (the library cannot recover from that and crashes at exit).
+// The HDF5 file is written through to the temporary file as rows arrive (nothing but the current
+// block of each table is held in memory), by the sink driver, which never lets HDF5 see a failed
+// write: a failing disk (full, quota, I/O error) surfaces as one clear errno.
 Hdf5ResultWriter::Hdf5ResultWriter(std::string path, bool overwrite)
     : path_(std::move(path)), overwrite_(overwrite) {
   candidates_.name = "candidates";
   stages_.name = "stages";
   best_.name = "best";
-  if (path_.empty()) throw OutputError("cannot write the results file: the path is empty");
-
-  std::error_code ec;
-  const fs::path final_path(path_);
-  const fs::file_status st = fs::status(final_path, ec);
-  if (fs::is_directory(st)) {
-    throw OutputError("cannot write '" + path_ + "': it is a folder, not a file name");
-  }
-  if (fs::exists(st) && !overwrite_) {
-    throw OutputError("cannot write '" + path_ + "': file exists (use --overwrite to replace it)");
-  }
-
-  // Missing parent folders are created (results/ is the default output folder).
-  const fs::path parent = final_path.parent_path();
-  if (!parent.empty()) {
-    fs::create_directories(parent, ec);
-    if (ec) {
-      throw OutputError("cannot write '" + path_ + "': cannot create folder '" + parent.string() +
-                        "': " + ec.message());
-    }
-  }
-
+  check_output_target(path_, overwrite_, "results file");
+  create_parent_folders(path_);
   // The temporary file is created now, so a folder we cannot write to is reported before the
-  // search runs, and it stays open until commit() fills it.
-  tmp_path_ = path_ + ".tmp-" + std::to_string(static_cast<long>(::getpid()));
-  tmp_fd_ = ::open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (tmp_fd_ < 0) {
-    const int err = errno;
-    const std::string tmp = tmp_path_;
-    tmp_path_.clear();  // not ours: nothing to remove
-    throw OutputError("cannot write '" + path_ + "': cannot create temporary file '" + tmp +
-                      "': " + errno_text(err));
-  }
-
+  // search runs.
+  staging_ = std::make_unique<Staging>(path_, "results file");
   try {
     SilenceHdf5 quiet;
-    Handle fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), path_, "file access properties"), H5Pclose);
-    check_status(H5Pset_fapl_core(fapl.get(), kCoreIncrement, 0), path_, "in-memory file driver");
-    // The name only labels the in-memory file; nothing is written under it by HDF5.
-    file_ = Handle(check_id(H5Fcreate(tmp_path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
-                            path_, "creating the HDF5 file in memory"),
-                   H5Fclose);
+    Handle fapl = sink_fapl(&sink_, path_);
+    file_ =
+        Handle(check_id(H5Fcreate(staging_->file().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
+                        path_, ("creating the temporary file '" + staging_->file() + "'").c_str()),
+               H5Fclose);
 
     row_mem_ = compound_type(kRowFields, sizeof(ResultRow), false, path_);
     row_file_ = compound_type(kRowFields, sizeof(ResultRow), true, path_);
@@ -487,9 +923,10 @@ Hdf5ResultWriter::Hdf5ResultWriter(std::string path, bool overwrite)
     stage_file_ = compound_type(kStageFields, sizeof(StageRow), true, path_);
 
     // All datasets exist from the start, so an empty result still has them (0 rows).
-    create_table(candidates_, row_file_);
-    create_table(stages_, stage_file_);
-    create_table(best_, row_file_);
+    create_table(candidates_, row_file_, row_mem_, sizeof(ResultRow));
+    create_table(stages_, stage_file_, stage_mem_, sizeof(StageRow));
+    create_table(best_, row_file_, row_mem_, sizeof(ResultRow));
+    check_sink();
   } catch (...) {
     discard();
     throw;
@@ -510,7 +947,7 @@ void Hdf5ResultWriter::close_objects() noexcept {
   stage_file_.reset();
 }
 
-// Closes everything and removes the temporary file; never throws.
+// Closes everything and removes the temporary file and folder; never throws.
 void Hdf5ResultWriter::discard() noexcept {
   {
     SilenceHdf5 quiet;
@@ -518,31 +955,38 @@ void Hdf5ResultWriter::discard() noexcept {
     file_.reset();
     H5Eclear2(H5E_DEFAULT);
   }
-  if (tmp_fd_ >= 0) ::close(tmp_fd_);
-  tmp_fd_ = -1;
-  if (!tmp_path_.empty()) std::remove(tmp_path_.c_str());
+  if (staging_) staging_->remove();
 }
 
 [[noreturn]] void Hdf5ResultWriter::fail_errno(const std::string& what, int err) const {
   throw OutputError("cannot write '" + path_ + "': " + what + ": " + errno_text(err));
 }
 
-void Hdf5ResultWriter::require_open(const char* op) const {
-  if (committed_) throw std::logic_error(std::string("result writer: ") + op + " after commit()");
-  if (broken_) {
-    throw std::logic_error(std::string("result writer: ") + op + " after a failed commit()");
+// Reports the first failed write/sync of the sink driver.
+void Hdf5ResultWriter::check_sink() {
+  if (sink_.err != 0) {
+    broken_ = true;
+    fail_errno(sink_.during + " the temporary file '" + staging_->file() + "'", sink_.err);
   }
 }
 
-void Hdf5ResultWriter::create_table(Table& table, const Handle& file_type) {
+void Hdf5ResultWriter::require_open(const char* op) const {
+  if (committed_) throw std::logic_error(std::string("result writer: ") + op + " after commit()");
+  if (broken_) {
+    throw std::logic_error(std::string("result writer: ") + op + " after a failed write");
+  }
+}
+
+void Hdf5ResultWriter::create_table(Table& table, const Handle& file_type, const Handle& mem_type,
+                                    std::size_t row_size) {
   const hsize_t dims[1] = {0};
   const hsize_t maxdims[1] = {H5S_UNLIMITED};
   Handle space(check_id(H5Screate_simple(1, dims, maxdims), path_, "creating a dataspace"),
                H5Sclose);
   Handle dcpl(check_id(H5Pcreate(H5P_DATASET_CREATE), path_, "dataset properties"), H5Pclose);
   const std::size_t row_bytes = H5Tget_size(file_type.get());
-  const hsize_t chunk[1] = {
-      static_cast<hsize_t>(std::max<std::size_t>(1, kChunkBytes / row_bytes))};
+  const std::size_t chunk_rows = std::max<std::size_t>(1, kChunkBytes / row_bytes);
+  const hsize_t chunk[1] = {static_cast<hsize_t>(chunk_rows)};
   check_status(H5Pset_chunk(dcpl.get(), 1, chunk), path_, "setting the chunk size");
   if (H5Zfilter_avail(H5Z_FILTER_SHUFFLE) > 0 && H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0) {
     check_status(H5Pset_shuffle(dcpl.get()), path_, "setting the shuffle filter");
@@ -555,11 +999,16 @@ void Hdf5ResultWriter::create_table(Table& table, const Handle& file_type) {
                                              H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
                                   path_, what.c_str()),
                          H5Dclose);
+  table.mem_type = &mem_type;
+  table.row_size = row_size;
+  table.block_rows = chunk_rows * kChunksPerWrite;
   table.rows = 0;
+  table.appended = 0;
+  table.pending.clear();
 }
 
-void Hdf5ResultWriter::append(Table& table, const Handle& mem_type, const void* data,
-                              std::size_t n) {
+// Appends n rows to the dataset with one HDF5 write.
+void Hdf5ResultWriter::flush_rows(Table& table, const unsigned char* data, std::size_t n) {
   if (n == 0) return;
   const std::string what = std::string("writing ") + std::to_string(n) + " rows to /" + table.name;
   const hsize_t start[1] = {table.rows};
@@ -571,36 +1020,70 @@ void Hdf5ResultWriter::append(Table& table, const Handle& mem_type, const void* 
       H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr), path_,
       what.c_str());
   Handle mem_space(check_id(H5Screate_simple(1, count, nullptr), path_, what.c_str()), H5Sclose);
-  check_status(H5Dwrite(table.dataset.get(), mem_type.get(), mem_space.get(), file_space.get(),
-                        H5P_DEFAULT, data),
+  check_status(H5Dwrite(table.dataset.get(), table.mem_type->get(), mem_space.get(),
+                        file_space.get(), H5P_DEFAULT, data),
                path_, what.c_str());
   table.rows = new_size[0];
+  check_sink();
+}
+
+// Queues rows and hands every full block to HDF5; the rest waits for more rows or commit().
+void Hdf5ResultWriter::add_rows(Table& table, const void* data, std::size_t n) {
+  const auto* in = static_cast<const unsigned char*>(data);
+  const std::size_t block_bytes = table.block_rows * table.row_size;
+  std::size_t left = n * table.row_size;
+  while (left > 0) {
+    if (table.pending.empty() && left >= block_bytes) {  // a whole block: straight from the input
+      flush_rows(table, in, table.block_rows);
+      in += block_bytes;
+      left -= block_bytes;
+      continue;
+    }
+    const std::size_t take = std::min(left, block_bytes - table.pending.size());
+    table.pending.insert(table.pending.end(), in, in + take);
+    in += take;
+    left -= take;
+    if (table.pending.size() == block_bytes) {
+      flush_rows(table, table.pending.data(), table.block_rows);
+      table.pending.clear();
+    }
+  }
+  table.appended += n;
+}
+
+// Hands rows to add_rows() one block of canonical copies at a time.
+template <typename Row>
+void Hdf5ResultWriter::add_all(Table& table, const std::vector<Row>& rows) {
+  SilenceHdf5 quiet;
+  try {
+    for (std::size_t from = 0; from < rows.size(); from += table.block_rows) {
+      const std::size_t n = std::min(table.block_rows, rows.size() - from);
+      const std::vector<Row> prepared = prepare_rows(rows.data() + from, n);
+      add_rows(table, prepared.data(), n);
+    }
+  } catch (...) {
+    broken_ = true;
+    throw;
+  }
+  table.written = true;
 }
 
 void Hdf5ResultWriter::write_candidates(const std::vector<ResultRow>& rows) {
   require_open("write_candidates");
-  if (candidates_.written) throw std::logic_error("result writer: write_candidates called twice");
-  const std::vector<ResultRow> prepared = prepare_rows(rows, "/candidates");
-  SilenceHdf5 quiet;
-  append(candidates_, row_mem_, prepared.data(), prepared.size());
-  candidates_.written = true;
+  check_rows(rows, "/candidates", candidates_.appended);
+  add_all(candidates_, rows);
 }
 
 void Hdf5ResultWriter::write_stages(const std::vector<StageRow>& rows) {
   require_open("write_stages");
-  const std::vector<StageRow> prepared = prepare_stages(rows);
-  SilenceHdf5 quiet;
-  append(stages_, stage_mem_, prepared.data(), prepared.size());
-  stages_.written = true;
+  add_all(stages_, rows);
 }
 
 void Hdf5ResultWriter::write_best(const std::vector<ResultRow>& rows) {
   require_open("write_best");
   if (best_.written) throw std::logic_error("result writer: write_best called twice");
-  const std::vector<ResultRow> prepared = prepare_rows(rows, "/best");
-  SilenceHdf5 quiet;
-  append(best_, row_mem_, prepared.data(), prepared.size());
-  best_.written = true;
+  check_rows(rows, "/best", 0);
+  add_all(best_, rows);
 }
 
 void Hdf5ResultWriter::write_string_attr(const char* name, const std::string& value) {
@@ -648,9 +1131,13 @@ void Hdf5ResultWriter::write_array_attr(const char* name, const std::vector<doub
 void Hdf5ResultWriter::commit(const ResultMeta& meta) {
   require_open("commit");
   broken_ = true;  // cleared on success; a failure below leaves only destruction (temp removed)
-  std::vector<unsigned char> image;
   {
     SilenceHdf5 quiet;
+    for (Table* t : {&candidates_, &stages_, &best_}) {
+      flush_rows(*t, t->pending.data(), t->pending.size() / t->row_size);
+      t->pending.clear();
+      t->pending.shrink_to_fit();
+    }
     // Root attributes (interface.md §3), then the additions of ResultMeta.
     write_string_attr("ppsearch_version", meta.ppsearch_version);
     write_scalar_attr("schema_version", H5T_STD_I32LE, H5T_NATIVE_INT32, meta.schema_version);
@@ -672,75 +1159,62 @@ void Hdf5ResultWriter::commit(const ResultMeta& meta) {
     write_array_attr("rank_busy_s", meta.rank_busy_s);
     write_scalar_attr("rank_imbalance", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
                       canonical(meta.rank_imbalance));
-    image = take_image();
+    close_objects();
+    // The close writes the last metadata, syncs and closes the temporary file (sink_close).
+    check_status(file_.close(), path_, "closing the file");
   }
-  write_image(image);
-  publish();
+  check_sink();
+  staging_->publish(path_, overwrite_);
   broken_ = false;
   committed_ = true;
 }
 
-// Closes the datasets, flushes the in-memory file and returns its bytes; the file is closed.
-std::vector<unsigned char> Hdf5ResultWriter::take_image() {
-  close_objects();
-  check_status(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL), path_, "flushing the file");
-  const ssize_t size = H5Fget_file_image(file_.get(), nullptr, 0);
-  if (size < 0) fail(path_, "sizing the file image");
-  std::vector<unsigned char> image(static_cast<std::size_t>(size));
-  if (H5Fget_file_image(file_.get(), image.data(), image.size()) != size) {
-    fail(path_, "copying the file image");
-  }
-  check_status(file_.close(), path_, "closing the file");
-  return image;
-}
-
-// Writes the image to the temporary file and syncs it, so a crash right after the rename cannot
-// leave an empty or partial file under the final name.
-void Hdf5ResultWriter::write_image(const std::vector<unsigned char>& image) {
-  const std::string what = "writing '" + tmp_path_ + "'";
-  std::size_t done = 0;
-  while (done < image.size()) {
-    const ssize_t n = ::write(tmp_fd_, image.data() + done, image.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) fail_errno(what, n < 0 ? errno : EIO);
-    done += static_cast<std::size_t>(n);
-  }
-  if (::fsync(tmp_fd_) != 0 && errno != EINVAL && errno != EROFS) fail_errno(what, errno);
-  const int fd = std::exchange(tmp_fd_, -1);
-  if (::close(fd) != 0 && errno != EINTR) fail_errno(what, errno);  // NFS reports errors here
-}
-
-// Moves the finished temporary file onto the final name.
-void Hdf5ResultWriter::publish() {
-  const std::string exists =
-      "cannot write '" + path_ + "': file exists (use --overwrite to replace it)";
-  bool placed = false;
-  if (!overwrite_) {
-    // link() never replaces an existing file: a file that appeared since the writer was made is
-    // reported, not clobbered.
-    if (::link(tmp_path_.c_str(), path_.c_str()) == 0) {
-      std::remove(tmp_path_.c_str());
-      placed = true;
-    } else {
-      if (errno == EEXIST) throw OutputError(exists);
-      // File systems without hard links: check, then rename.
-      std::error_code ec;
-      if (fs::exists(fs::path(path_), ec)) throw OutputError(exists);
-    }
-  }
-  if (!placed && std::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
-    fail_errno("cannot rename '" + tmp_path_ + "' onto it", errno);
-  }
-  // Make the new name durable too (best effort: some file systems refuse to sync folders).
-  const fs::path parent = fs::path(path_).parent_path();
-  const int dir = ::open(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir >= 0) {
-    ::fsync(dir);
-    ::close(dir);
-  }
-}
-
 }  // namespace
+
+std::string output_target_problem(const std::string& path, bool overwrite) {
+  if (path.empty()) return "the file name is empty";
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    // Missing: fine, unless the name can only be a folder ("out/"). Other errors (a parent that
+    // is a file, no permission) are reported when the file is created.
+    if (errno == ENOENT && output_base_name(path).empty()) {
+      return "names a directory, not a file; give a file name, e.g. " +
+             (fs::path(path) / "results.h5").lexically_normal().string();
+    }
+    return "";
+  }
+  if (S_ISREG(st.st_mode)) {
+    return overwrite ? "" : "the file exists; pass --overwrite to replace it";
+  }
+  if (S_ISDIR(st.st_mode)) {
+    return "is a directory, not a file; give a file name, e.g. " +
+           (fs::path(path) / "results.h5").lexically_normal().string();
+  }
+  std::string kind = file_kind(st.st_mode);
+  if (S_ISLNK(st.st_mode)) {
+    std::error_code ec;
+    const fs::path target = fs::read_symlink(path, ec);
+    if (!ec) kind += " (to '" + target.string() + "')";
+  }
+  return "is " + kind +
+         ", not a regular file; only a regular file is ever written or replaced, even with "
+         "--overwrite";
+}
+
+void install_output_cleanup_handlers() {
+  for (const int sig : {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGXCPU, SIGXFSZ}) {
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) != 0) continue;
+    // Only default actions are replaced: an ignored signal (nohup) stays ignored, and a handler
+    // someone else installed (the MPI library) stays theirs.
+    if ((old.sa_flags & SA_SIGINFO) != 0 || old.sa_handler != SIG_DFL) continue;
+    struct sigaction act {};
+    act.sa_handler = remove_temporaries_and_reraise;
+    sigemptyset(&act.sa_mask);
+    act.sa_flags = SA_RESETHAND;
+    ::sigaction(sig, &act, nullptr);
+  }
+}
 
 std::unique_ptr<ResultWriter> make_hdf5_result_writer(const std::string& path, bool overwrite) {
   return std::make_unique<Hdf5ResultWriter>(path, overwrite);
@@ -751,9 +1225,9 @@ std::unique_ptr<ResultWriter> make_hdf5_result_writer(const std::string& path, b
 // =============================================================================================
 // ppsearch-validate: the table /runs (include/ppsearch/io/runs_writer.hpp, docs/validation.md).
 // A separate block appended to this file, the only HDF5 user. It reuses the helpers above
-// (Handle, check_id, check_status, fail, make_type, SilenceHdf5, canonical, errno_text) and the
-// same publication discipline as the results file: the file is built in memory, its image is
-// written to PATH.tmp-<pid> and synced, then moved onto PATH (link() without --overwrite, so an
+// (Handle, check_id, check_status, make_type, SilenceHdf5, canonical, errno_text) and the same
+// publication as the results file: written by the sink driver into a private temporary folder,
+// synced, then moved onto PATH (only over a regular file; link() without --overwrite, so an
 // existing file is never replaced).
 // =============================================================================================
 #include <ctime>
@@ -779,6 +1253,10 @@ struct RunRowMem {
   std::int8_t sequence_parallel, zero_stage;
   const char* searched;
   std::int32_t candidates_evaluated, candidates_feasible;
+  double measured_peak_memory_gb, predicted_peak_memory_gb, memory_error_pct;
+  const char* memory_metric;
+  const char* split;
+  std::uint8_t fits_memory;
 };
 static_assert(std::is_standard_layout_v<RunRowMem>);
 
@@ -821,6 +1299,12 @@ constexpr RunField kRunFields[] = {
     PPSEARCH_RUN_FIELD(searched, kStr),
     PPSEARCH_RUN_FIELD(candidates_evaluated, kI32),
     PPSEARCH_RUN_FIELD(candidates_feasible, kI32),
+    PPSEARCH_RUN_FIELD(measured_peak_memory_gb, kF64),
+    PPSEARCH_RUN_FIELD(predicted_peak_memory_gb, kF64),
+    PPSEARCH_RUN_FIELD(memory_error_pct, kF64),
+    PPSEARCH_RUN_FIELD(memory_metric, kStr),
+    PPSEARCH_RUN_FIELD(split, kStr),
+    PPSEARCH_RUN_FIELD(fits_memory, kU8),
 };
 #undef PPSEARCH_RUN_FIELD
 
@@ -871,15 +1355,14 @@ void runs_string_attr(hid_t file, const char* name, const std::string& value,
   check_status(H5Awrite(attr.get(), type.get(), &text), path, what.c_str());
 }
 
-// The whole file as bytes, built with the in-memory (core) driver.
-std::vector<unsigned char> runs_file_image(const std::string& path, const std::string& name,
-                                           const std::vector<RunRow>& rows,
-                                           const std::string& command_line) {
+// Writes the whole runs file to `name` through the sink driver and closes it.
+void write_runs_file(const std::string& path, const std::string& name,
+                     const std::vector<RunRow>& rows, const std::string& command_line,
+                     SinkState* sink) {
   SilenceHdf5 quiet;
-  Handle fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), path, "file access properties"), H5Pclose);
-  check_status(H5Pset_fapl_core(fapl.get(), 1024 * 1024, 0), path, "in-memory file driver");
+  Handle fapl = sink_fapl(sink, path);
   Handle file(check_id(H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), path,
-                       "creating the HDF5 file in memory"),
+                       ("creating the temporary file '" + name + "'").c_str()),
               H5Fclose);
   {
     Handle mem_type = runs_compound_type(false, path);
@@ -915,7 +1398,13 @@ std::vector<unsigned char> runs_file_image(const std::string& path, const std::s
                          r.zero_stage,
                          r.searched.c_str(),
                          r.candidates_evaluated,
-                         r.candidates_feasible};
+                         r.candidates_feasible,
+                         canonical(r.measured_peak_memory_gb),
+                         canonical(r.predicted_peak_memory_gb),
+                         canonical(r.memory_error_pct),
+                         r.memory_metric.c_str(),
+                         r.split.c_str(),
+                         r.fits_memory};
     }
     const hsize_t dims[1] = {static_cast<hsize_t>(rows.size())};
     const hsize_t maxdims[1] = {H5S_UNLIMITED};
@@ -950,84 +1439,24 @@ std::vector<unsigned char> runs_file_image(const std::string& path, const std::s
     check_status(H5Awrite(attr.get(), H5T_NATIVE_INT32, &version), path,
                  "writing attribute runs_schema_version");
   }
-  check_status(H5Fflush(file.get(), H5F_SCOPE_GLOBAL), path, "flushing the file");
-  const ssize_t size = H5Fget_file_image(file.get(), nullptr, 0);
-  if (size < 0) fail(path, "sizing the file image");
-  std::vector<unsigned char> image(static_cast<std::size_t>(size));
-  if (H5Fget_file_image(file.get(), image.data(), image.size()) != size) {
-    fail(path, "copying the file image");
-  }
+  // The close writes the last metadata, syncs and closes the file (sink_close).
   check_status(file.close(), path, "closing the file");
-  return image;
-}
-
-[[noreturn]] void runs_fail_errno(const std::string& path, const std::string& what, int err) {
-  throw OutputError("cannot write '" + path + "': " + what + ": " + errno_text(err));
 }
 
 }  // namespace
 
 void write_runs_table(const std::string& path, const std::vector<RunRow>& rows,
                       const std::string& command_line, bool overwrite) {
-  if (path.empty()) throw OutputError("cannot write the runs file: the path is empty");
-  const std::string exists = "cannot write '" + path + "': file exists (use --overwrite)";
-  std::error_code ec;
-  const fs::path final_path(path);
-  const fs::file_status st = fs::status(final_path, ec);
-  if (fs::is_directory(st)) {
-    throw OutputError("cannot write '" + path + "': it is a folder, not a file name");
+  check_output_target(path, overwrite, "runs file");
+  create_parent_folders(path);
+  Staging staging(path, "runs file");  // removed on every way out but publish()
+  SinkState sink;
+  write_runs_file(path, staging.file(), rows, command_line, &sink);
+  if (sink.err != 0) {
+    throw OutputError("cannot write '" + path + "': " + sink.during + " the temporary file '" +
+                      staging.file() + "': " + errno_text(sink.err));
   }
-  if (fs::exists(st) && !overwrite) throw OutputError(exists);
-  const fs::path parent = final_path.parent_path();
-  if (!parent.empty()) {
-    fs::create_directories(parent, ec);
-    if (ec) {
-      throw OutputError("cannot write '" + path + "': cannot create folder '" + parent.string() +
-                        "': " + ec.message());
-    }
-  }
-  const std::string tmp = path + ".tmp-" + std::to_string(static_cast<long>(::getpid()));
-  const std::vector<unsigned char> image = runs_file_image(path, tmp, rows, command_line);
-
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) runs_fail_errno(path, "cannot create temporary file '" + tmp + "'", errno);
-  try {
-    std::size_t done = 0;
-    while (done < image.size()) {
-      const ssize_t n = ::write(fd, image.data() + done, image.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) runs_fail_errno(path, "writing '" + tmp + "'", n < 0 ? errno : EIO);
-      done += static_cast<std::size_t>(n);
-    }
-    if (::fsync(fd) != 0 && errno != EINVAL && errno != EROFS) {
-      runs_fail_errno(path, "writing '" + tmp + "'", errno);
-    }
-  } catch (...) {
-    ::close(fd);
-    std::remove(tmp.c_str());
-    throw;
-  }
-  if (::close(fd) != 0 && errno != EINTR) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    runs_fail_errno(path, "writing '" + tmp + "'", err);
-  }
-  bool placed = false;
-  if (!overwrite) {
-    // link() never replaces a file that appeared meanwhile.
-    if (::link(tmp.c_str(), path.c_str()) == 0) {
-      std::remove(tmp.c_str());
-      placed = true;
-    } else if (errno == EEXIST || fs::exists(final_path, ec)) {
-      std::remove(tmp.c_str());
-      throw OutputError(exists);
-    }
-  }
-  if (!placed && std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    runs_fail_errno(path, "cannot rename '" + tmp + "' onto it", err);
-  }
+  staging.publish(path, overwrite);
 }
 
 }  // namespace ppsearch

@@ -151,8 +151,10 @@ class RowReader {
             std::vector<ConfigIssue>* issues)
       : where_(at(source, rec.line)), rec_(rec), col_(col), issues_(issues) {}
 
+  // An optional column the header lacks reads as empty.
   std::string raw(const char* name) const {
-    return rec_.fields[static_cast<std::size_t>(col_.at(name))];
+    const auto it = col_.find(name);
+    return it == col_.end() ? std::string() : rec_.fields[static_cast<std::size_t>(it->second)];
   }
   std::string text(const char* name) const { return trim(raw(name)); }
 
@@ -302,6 +304,27 @@ RunRecord read_row(const std::string& source, const CsvRecord& rec,
         run.trust == "C" || run.trust == "no-time")) {
     r.issue("trust", "A, A-, B, C or no-time, or empty (not graded)");
   }
+
+  // Optional columns (kRunsOptionalColumns): memory, split, stack, precision.
+  run.measured_peak_memory_gb =
+      r.number("measured_peak_memory_gb", 0, 1e6, "a number > 0 (GB = 1e9 bytes), or empty");
+  run.memory_metric = lower(r.text("memory_metric"));
+  if (!(run.memory_metric.empty() || run.memory_metric == "allocated" ||
+        run.memory_metric == "reserved" || run.memory_metric == "device")) {
+    r.issue("memory_metric", "allocated, reserved or device, or empty");
+  } else if (run.measured_peak_memory_gb && run.memory_metric.empty()) {
+    r.issue("memory_metric", "allocated, reserved or device when measured_peak_memory_gb is given");
+  } else if (!run.measured_peak_memory_gb && !run.memory_metric.empty() &&
+             r.text("measured_peak_memory_gb").empty()) {
+    r.issue("memory_metric", "empty when measured_peak_memory_gb is empty");
+  }
+  run.memory_derivation = r.text("memory_derivation");
+  run.split = lower(r.text("split"));
+  if (!(run.split.empty() || run.split == "fit" || run.split == "held-out")) {
+    r.issue("split", "fit or held-out, or empty (not stated)");
+  }
+  run.stack = r.text("stack");
+  run.precision = lower(r.text("precision"));
 
   // Cross-column rules, only when the columns they use are valid.
   if (issues->size() != before) return run;

@@ -30,10 +30,23 @@ GpuMapping map_gpu(const std::string& gpu) {
     m.note = "a100-40gb modelled as a100-80gb with gpu.memory_gb = 40";
     return m;
   }
+  if (gpu == "h100-96gb") {
+    // H100 SXM with 96 GB HBM2e (e.g. Meta's Grand Teton: 96 GB, 2.4 TB/s, 500 W by default, as
+    // the torchtitan benchmark README describes it). Memory is modelled with the right capacity;
+    // its lower bandwidth and power limit are not, so its step times are only indicative.
+    m.supported = true;
+    m.cluster_preset = "h100-8gpu-ndr";
+    m.memory_gb = 96;
+    m.note =
+        "h100-96gb modelled as h100-80gb with gpu.memory_gb = 96 (HBM2e bandwidth and 500 W "
+        "limit not modelled)";
+    return m;
+  }
   const auto it = kClusters.find(gpu);
   if (it == kClusters.end()) {
     m.reason = "unsupported GPU '" + gpu +
-               "' (supported: a100-80gb, a100-40gb, h100-80gb, h200, gb200, b200, b300, gb300)";
+               "' (supported: a100-80gb, a100-40gb, h100-80gb, h100-96gb, h200, gb200, b200, b300, "
+               "gb300)";
     return m;
   }
   m.supported = true;
@@ -42,8 +55,12 @@ GpuMapping map_gpu(const std::string& gpu) {
 }
 
 std::string precheck_run(const RunRecord& run) {
-  if (run.trust == "no-time") return "trust = no-time: the source gives no honest step time";
-  if (!run.measured_step_time_s) return "no measured step time";
+  const bool time = run.measured_step_time_s && run.trust != "no-time";
+  if (!time && !run.measured_peak_memory_gb) {
+    return run.trust == "no-time"
+               ? "trust = no-time: the source gives no honest step time (and no peak memory)"
+               : "no measured step time or peak memory";
+  }
   const GpuMapping gpu = map_gpu(run.gpu);
   if (!gpu.supported) return gpu.reason;
   std::string missing;
@@ -177,7 +194,12 @@ void fill_common(const RunRecord& run, RunResult* r) {
   r->id = run.id;
   r->convention = parse_mfu_convention(run.mfu_convention);
   r->convention_label = run.mfu_convention;
-  if (run.measured_step_time_s) r->measured_step_time_s = *run.measured_step_time_s;
+  if (run.measured_step_time_s && run.trust != "no-time") {
+    r->measured_step_time_s = *run.measured_step_time_s;
+  }
+  if (run.measured_peak_memory_gb) r->measured_peak_memory_gb = *run.measured_peak_memory_gb;
+  r->memory_metric = run.memory_metric;
+  r->split = run.split;
   if (run.measured_mfu_pct) r->reported_mfu = *run.measured_mfu_pct / 100.0;
 }
 
@@ -248,8 +270,15 @@ RunResult predict_run(const RunRecord& run, const Problem& problem) {
       counts += (counts.empty() ? "" : ", ") + std::string(to_string(static_cast<Infeasible>(k))) +
                 " " + std::to_string(reason_count[k]);
     }
+    r.does_not_fit = reason_count[static_cast<int>(Infeasible::kMemory)] == r.evaluated;
     if (r.evaluated == 1) {
       r.reason = "the model says the stated configuration does not fit: " + explain(example);
+      if (example.reason == Infeasible::kMemory) {
+        // The single stated configuration: what it would need is still its memory prediction.
+        r.peak_memory_gb = example.needed_bytes / 1e9;
+        r.memory_error_pct =
+            100.0 * (r.peak_memory_gb - r.measured_peak_memory_gb) / r.measured_peak_memory_gb;
+      }
     } else {
       r.reason = "no feasible configuration among " + std::to_string(r.evaluated) + " (" + counts +
                  "); closest: " + explain(example);
@@ -263,6 +292,8 @@ RunResult predict_run(const RunRecord& run, const Problem& problem) {
   r.error_pct = 100.0 * (r.predicted_step_time_s - r.measured_step_time_s) / r.measured_step_time_s;
   r.engine_mfu = best_eval.mfu;
   r.peak_memory_gb = best_eval.peak_memory_gb;
+  r.memory_error_pct =
+      100.0 * (r.peak_memory_gb - r.measured_peak_memory_gb) / r.measured_peak_memory_gb;
   const double peak = problem.gpu.peak_flop_per_s;
   r.predicted_mfu = convention_mfu(r.convention, problem.model, run.global_batch_size,
                                    r.predicted_step_time_s, run.gpus, peak);

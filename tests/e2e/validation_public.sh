@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # ppsearch-validate on the public published runs (tests/validation/runs-public.csv): it runs, prints
-# one row per id, writes /runs, keeps the mean |step-time error| under a bound, and rejects bad
-# input with exit 2 and the documented messages (docs/validation.md).
+# one row per id, writes /runs (step time and peak memory), keeps the mean |step-time error| under
+# a bound, reports the step-time error by the split column and the peak-memory error, and rejects
+# bad input with exit 2 and the documented messages (docs/validation.md). The feasibility rule
+# (every published configuration fits) is tests/e2e/validation_feasibility.sh.
 #
 # MAX_MEAN_ABS_ERROR_PCT bounds the mean |error| of the predicted step time over all modelled rows.
 # It is a regression guard for the cost model and its calibration constants (configs/): a change
@@ -11,7 +13,7 @@
 # MIN_MODELLED_ROWS keeps the bound honest: rows that stop being modelled (e.g. judged not to fit
 # in memory) would otherwise leave the mean. Both can be overridden from the environment.
 MAX_MEAN_ABS_ERROR_PCT=${MAX_MEAN_ABS_ERROR_PCT:-4.0}
-MIN_MODELLED_ROWS=${MIN_MODELLED_ROWS:-31}  # every public row is modelled today
+MIN_MODELLED_ROWS=${MIN_MODELLED_ROWS:-31}  # every public row with a step time is modelled today
 MAX_SECONDS=${MAX_SECONDS:-10}  # the whole public file must stay quick to validate
 
 source "$SOURCE_DIR/tests/e2e/_lib.sh"
@@ -34,7 +36,7 @@ fi
 # One table row per id of the CSV.
 mapfile -t ids < <("$PY" -c 'import csv, sys
 for row in csv.DictReader(open(sys.argv[1], newline="")): print(row["id"])' "$RUNS")
-[ "${#ids[@]}" -eq 31 ] && ok "31 ids in the public file" || bad "expected 31 ids, got ${#ids[@]}"
+[ "${#ids[@]}" -eq 51 ] && ok "51 ids in the public file" || bad "expected 51 ids, got ${#ids[@]}"
 missing=0
 for id in "${ids[@]}"; do
   if ! awk -v id="$id" '$1 == id { found = 1 } END { exit !found }' report.txt; then
@@ -63,6 +65,17 @@ fi
 grep -q '^Step-time error (Korthikanti Table 5 rows kor22-\*, ' report.txt &&
   ok "Korthikanti statistics" || bad "no Korthikanti statistics line"
 grep -q '^Ranking fidelity' report.txt && ok "ranking fidelity" || bad "no ranking fidelity"
+# The step-time error by the CSV's split column: the 16 rows the constants were fitted on and the
+# 15 held out (README "Accuracy").
+grep -q '^Step-time error (split = fit, [0-9]* of 16 modelled)' report.txt &&
+  ok "split = fit statistics" || bad "no split = fit statistics"
+grep -q '^Step-time error (split = held-out, [0-9]* of 15 modelled)' report.txt &&
+  ok "split = held-out statistics" || bad "no split = held-out statistics"
+# The peak-memory error over every row with a measured peak, with the over/under counts.
+nmem=$("$PY" -c 'import csv, sys
+print(sum(1 for r in csv.DictReader(open(sys.argv[1], newline="")) if r["measured_peak_memory_gb"]))' "$RUNS")
+grep -q "^Peak-memory error (all rows with a peak memory, [0-9]* of $nmem measured): mean |error| [0-9.]*%.*over-predicted [0-9]*, under-predicted [0-9]*\$" report.txt &&
+  ok "peak-memory statistics over $nmem rows" || bad "no peak-memory statistics over $nmem rows"
 
 # The HDF5 table agrees with the CSV and with its own definitions.
 "$PY" - runs.h5 "$RUNS" <<'PY' && ok "/runs table" || bad "/runs table"
@@ -76,10 +89,26 @@ rows = list(csv.DictReader(open(sys.argv[2], newline="")))
 names = runs.dtype.names
 for field in ("id", "predicted_step_time_s", "measured_step_time_s", "error_pct", "predicted_mfu",
               "measured_mfu", "modelled", "note", "tp", "pp", "vpp", "mbs", "recompute",
-              "sequence_parallel", "zero_stage", "searched"):
+              "sequence_parallel", "zero_stage", "searched", "measured_peak_memory_gb",
+              "predicted_peak_memory_gb", "memory_error_pct", "memory_metric", "split",
+              "fits_memory"):
     assert field in names, field
 assert [r["id"].decode() for r in runs] == [r["id"] for r in rows]
+def text(x):
+    return x.decode() if isinstance(x, bytes) else x
 for r, c in zip(runs, rows):
+    assert text(r["split"]) == c["split"] and text(r["memory_metric"]) == c["memory_metric"], r["id"]
+    if c["measured_peak_memory_gb"]:
+        mm = float(c["measured_peak_memory_gb"])
+        assert r["measured_peak_memory_gb"] == mm, r["id"]
+        pm = r["predicted_peak_memory_gb"]
+        if r["modelled"] or not r["fits_memory"]:
+            assert pm > 0 and abs(r["memory_error_pct"] - 100 * (pm - mm) / mm) < 1e-9, r["id"]
+    else:
+        assert math.isnan(r["measured_peak_memory_gb"]) and math.isnan(r["memory_error_pct"]), r["id"]
+    if not c["measured_step_time_s"]:  # a memory-only row
+        assert math.isnan(r["measured_step_time_s"]) and math.isnan(r["error_pct"]), r["id"]
+        continue
     meas = float(c["measured_step_time_s"])
     assert r["measured_step_time_s"] == meas, (r["id"], r["measured_step_time_s"], meas)
     if r["modelled"]:
@@ -131,7 +160,9 @@ expect_rc 2 "$PPSEARCH_VALIDATE" missing.csv
 expect_stderr "ppsearch-validate: error: missing.csv: a readable runs CSV file (no such file)"
 expect_rc 2 "$PPSEARCH_VALIDATE" "$RUNS" --bogus
 expect_stderr "ppsearch-validate: error: --bogus: unknown option (see --help)"
-expect_rc 4 "$PPSEARCH_VALIDATE" "$RUNS" --output /dev/null/runs.h5 --quiet
-expect_stderr "ppsearch-validate: cannot write '/dev/null/runs.h5': cannot create folder '/dev/null': Not a directory"
+# A folder that is a regular file (a private one: tests never name real device paths).
+: >notafolder
+expect_rc 4 "$PPSEARCH_VALIDATE" "$RUNS" --output notafolder/runs.h5 --quiet
+expect_stderr "ppsearch-validate: cannot write 'notafolder/runs.h5': cannot create folder 'notafolder': Not a directory"
 expect_rc 0 "$PPSEARCH_VALIDATE" --help
 finish

@@ -3,6 +3,11 @@
 // final name only on commit, and h5py (tests/e2e/h5check.py) reads every contract field.
 #include <hdf5.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +24,7 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -27,6 +33,7 @@
 #include <gtest/gtest.h>
 
 #include "ppsearch/io/result_writer.hpp"
+#include "ppsearch/io/runs_writer.hpp"
 #include "ppsearch/util/error.hpp"
 
 namespace ppsearch {
@@ -665,13 +672,105 @@ TEST_F(ResultWriterTest, FileAppearsOnlyOnCommit) {
   auto w = make_hdf5_result_writer(file, false);
   w->write_candidates({feasible_row(8, 2, 2, 2, 0.4)});
   EXPECT_FALSE(fs::exists(file));
+  // Until commit: one private folder ".out.h5.ppsearch-tmp-XXXXXX" (random, mode 0700) holding
+  // the file being written, under the final base name.
   const auto before = listing();
   ASSERT_EQ(before.size(), 1u);
-  EXPECT_EQ(before[0], "out.h5.tmp-" + std::to_string(getpid()));
+  EXPECT_TRUE(std::regex_match(before[0], std::regex(R"(\.out\.h5\.ppsearch-tmp-[A-Za-z0-9]{6})")))
+      << before[0];
+  struct stat st {};
+  ASSERT_EQ(lstat(path(before[0]).c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  EXPECT_TRUE(fs::is_regular_file(dir_ / before[0] / "out.h5"));
   w->commit(sample_meta());
   EXPECT_EQ(listing(), std::vector<std::string>{"out.h5"});
   w.reset();  // destroying a committed writer keeps the file
   EXPECT_EQ(row_count(file, "candidates"), 1u);
+}
+
+// The temporary name does not depend on the process id: two writers of one process (as two
+// processes with the same pid in different containers) never share it.
+TEST_F(ResultWriterTest, TemporaryNamesAreUniquePerWriter) {
+  const std::string file = path("same.h5");
+  auto a = make_hdf5_result_writer(file, true);
+  auto b = make_hdf5_result_writer(file, true);
+  ASSERT_EQ(listing().size(), 2u);
+  std::mt19937_64 rng(3);
+  const auto rows_a = random_rows(rng, 10);
+  const auto rows_b = random_rows(rng, 20);
+  a->write_candidates(rows_a);
+  b->write_candidates(rows_b);
+  b->commit(sample_meta());
+  EXPECT_EQ(row_count(file, "candidates"), 20u);
+  a->commit(sample_meta());  // the later commit wins, with its own rows
+  EXPECT_EQ(row_count(file, "candidates"), 10u);
+  EXPECT_EQ(listing(), std::vector<std::string>{"same.h5"});
+}
+
+// A symbolic link planted where the old scheme put its temporary file (PATH.tmp-<pid>) is not
+// followed: the file it points to and the link itself stay as they are.
+TEST_F(ResultWriterTest, PlantedLinkAtAnOldTemporaryNameIsNotFollowed) {
+  const std::string file = path("out.h5");
+  const std::string victim = path("victim.txt");
+  { std::ofstream(victim) << "precious"; }
+  const std::string planted = file + ".tmp-" + std::to_string(getpid());
+  fs::create_symlink(victim, planted);
+  {
+    auto w = make_hdf5_result_writer(file, false);
+    w->write_candidates({feasible_row(8, 2, 2, 2, 0.4)});
+    w->commit(sample_meta());
+  }
+  EXPECT_EQ(row_count(file, "candidates"), 1u);
+  EXPECT_TRUE(fs::is_symlink(planted));
+  EXPECT_EQ(fs::read_symlink(planted), fs::path(victim));
+  std::ifstream in(victim);
+  std::string content;
+  std::getline(in, content);
+  EXPECT_EQ(content, "precious");
+  EXPECT_FALSE(fs::is_symlink(file));
+  EXPECT_EQ(listing(),
+            (std::vector<std::string>{"out.h5", fs::path(planted).filename(), "victim.txt"}));
+}
+
+// Streaming: rows appended in blocks of any size give the same file as one call (the writer
+// hands HDF5 fixed blocks of whole chunks), and more rows than one block are all kept.
+TEST_F(ResultWriterTest, RowsAppendedInBlocksGiveTheSameFile) {
+  std::mt19937_64 rng(13);
+  const auto rows = random_rows(rng, 60000);  // > 2 write blocks of 16 chunks of 1579 rows
+  const auto stages = random_stages(rng, 70000, 0);
+  const std::vector<std::size_t> cuts = {1, 7, 1578, 1579, 25263, 25264, 25265, 40000, 60000};
+  const std::string one = path("one.h5"), many = path("many.h5");
+  {
+    auto w = make_hdf5_result_writer(one, false);
+    w->write_candidates(rows);
+    w->write_stages(stages);
+    w->write_best({rows[5]});
+    w->commit(sample_meta());
+  }
+  {
+    auto w = make_hdf5_result_writer(many, false);
+    std::size_t from = 0;
+    for (std::size_t cut : cuts) {
+      w->write_candidates(std::vector<ResultRow>(rows.begin() + from, rows.begin() + cut));
+      w->write_stages({});
+      from = cut;
+    }
+    w->write_stages(std::vector<StageRow>(stages.begin(), stages.begin() + 33333));
+    w->write_stages(std::vector<StageRow>(stages.begin() + 33333, stages.end()));
+    w->write_best({rows[5]});
+    w->commit(sample_meta());
+  }
+  EXPECT_EQ(row_count(many, "candidates"), rows.size());
+  EXPECT_EQ(row_count(many, "stages"), stages.size());
+  EXPECT_TRUE(raw_bytes(one, "candidates") == raw_bytes(many, "candidates"));
+  EXPECT_TRUE(raw_bytes(one, "stages") == raw_bytes(many, "stages"));
+  std::vector<std::vector<char>> images;
+  for (const std::string& f : {one, many}) {
+    std::ifstream in(f, std::ios::binary);
+    images.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  EXPECT_TRUE(images[0] == images[1]);
 }
 
 TEST_F(ResultWriterTest, DestroyedWithoutCommitLeavesNothing) {
@@ -807,11 +906,173 @@ TEST_F(ResultWriterTest, MisuseIsALogicError) {
   bad.infeasible_reason = 9;
   EXPECT_THROW(w->write_best({bad}), std::logic_error);
   w->write_candidates({feasible_row(8, 2, 2, 2, 0.4)});
-  EXPECT_THROW(w->write_candidates({feasible_row(8, 2, 2, 2, 0.4)}), std::logic_error);
+  w->write_candidates({feasible_row(8, 2, 2, 2, 0.4)});  // appends
+  w->write_best({feasible_row(8, 2, 2, 2, 0.4)});
+  EXPECT_THROW(w->write_best({feasible_row(8, 2, 2, 2, 0.4)}), std::logic_error);
   w->commit(sample_meta());
   EXPECT_THROW(w->commit(sample_meta()), std::logic_error);
   EXPECT_THROW(w->write_stages({}), std::logic_error);
-  EXPECT_EQ(row_count(file, "candidates"), 1u);
+  EXPECT_THROW(w->write_candidates({}), std::logic_error);
+  EXPECT_EQ(row_count(file, "candidates"), 2u);
+  EXPECT_EQ(row_count(file, "best"), 1u);
+}
+
+// ---- output safety: never anything but a regular file (docs/results.md, "Output safety") ------
+
+// What a name is, as lstat sees it: type, device numbers, inode, link target.
+struct NodeId {
+  mode_t type = 0;
+  dev_t rdev = 0;
+  ino_t ino = 0;
+  std::string link;
+  bool operator==(const NodeId& o) const {
+    return type == o.type && rdev == o.rdev && ino == o.ino && link == o.link;
+  }
+};
+
+NodeId node_id(const std::string& p) {
+  struct stat st {};
+  NodeId id;
+  if (lstat(p.c_str(), &st) != 0) return id;
+  id.type = st.st_mode & S_IFMT;
+  id.rdev = st.st_rdev;
+  id.ino = st.st_ino;
+  if (S_ISLNK(st.st_mode)) id.link = fs::read_symlink(p).string();
+  return id;
+}
+
+// Makes every kind of non-regular target in `dir`, named after its kind. Device nodes are
+// private copies (mknod, c 1 3 and c 1 7 as /dev/null and /dev/full), only where mknod is
+// allowed. The socket is bound and closed (the name stays).
+std::vector<std::string> make_special_targets(const fs::path& dir) {
+  std::vector<std::string> names;
+  if (mknod((dir / "null").c_str(), S_IFCHR | 0666, makedev(1, 3)) == 0) names.push_back("null");
+  if (mknod((dir / "full").c_str(), S_IFCHR | 0666, makedev(1, 7)) == 0) names.push_back("full");
+  if (mkfifo((dir / "fifo").c_str(), 0644) == 0) names.push_back("fifo");
+  const std::string sock = (dir / "sock").string();
+  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (fd >= 0 && sock.size() < sizeof addr.sun_path) {
+    std::memcpy(addr.sun_path, sock.c_str(), sock.size() + 1);
+    if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) names.push_back("sock");
+  }
+  if (fd >= 0) close(fd);
+  fs::create_directory(dir / "folder");
+  names.push_back("folder");
+  { std::ofstream(dir / "regular.h5") << "precious"; }
+  fs::create_symlink(dir / "regular.h5", dir / "link");  // even to a regular file
+  names.push_back("link");
+  fs::create_symlink(dir / "nowhere.h5", dir / "dangling");
+  names.push_back("dangling");
+  return names;
+}
+
+TEST_F(ResultWriterTest, NonRegularTargetsAreRefusedAndLeftAsTheyAre) {
+  const auto names = make_special_targets(dir_);
+  const auto before_listing = listing();
+  for (const std::string& name : names) {
+    for (const bool overwrite : {false, true}) {
+      SCOPED_TRACE(name + (overwrite ? " with overwrite" : ""));
+      const std::string target = path(name);
+      const NodeId before = node_id(target);
+      const std::string problem = output_target_problem(target, overwrite);
+      EXPECT_NE(problem.find(name == "folder" ? "directory" : "not a regular file"),
+                std::string::npos)
+          << problem;
+      try {
+        auto w = make_hdf5_result_writer(target, overwrite);
+        ADD_FAILURE() << "expected OutputTargetError";
+      } catch (const OutputTargetError& e) {
+        EXPECT_NE(std::string(e.what()).find("'" + target + "'"), std::string::npos) << e.what();
+      }
+      try {
+        write_runs_table(target, {}, "ppsearch-validate x.csv", overwrite);
+        ADD_FAILURE() << "expected OutputTargetError from the runs writer";
+      } catch (const OutputTargetError& e) {
+        EXPECT_NE(std::string(e.what()).find("'" + target + "'"), std::string::npos) << e.what();
+      }
+      EXPECT_TRUE(node_id(target) == before);
+    }
+  }
+  EXPECT_EQ(listing(), before_listing);  // no temporary leftovers
+  std::ifstream in(path("regular.h5"));
+  std::string content;
+  std::getline(in, content);
+  EXPECT_EQ(content, "precious");
+}
+
+TEST_F(ResultWriterTest, DeviceNodesAreRefused) {
+  // The case of the report (--output /dev/null --overwrite as root), on a private node.
+  if (mknod(path("null").c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0) {
+    GTEST_SKIP() << "mknod not allowed here: " << std::strerror(errno);
+  }
+  const NodeId before = node_id(path("null"));
+  EXPECT_THROW(make_hdf5_result_writer(path("null"), true), OutputTargetError);
+  const NodeId after = node_id(path("null"));
+  EXPECT_EQ(after.type, static_cast<mode_t>(S_IFCHR));
+  EXPECT_EQ(after.rdev, makedev(1, 3));
+  EXPECT_TRUE(after == before);
+  EXPECT_EQ(listing(), std::vector<std::string>{"null"});
+}
+
+// The final name turns into something else while the results are computed: commit() refuses to
+// rename over it, with or without overwrite, and removes its temporary folder.
+TEST_F(ResultWriterTest, TargetThatChangesDuringTheRunIsNotReplaced) {
+  using Make = void (*)(const std::string&);
+  const std::vector<std::pair<std::string, Make>> changes = {
+      {"fifo", [](const std::string& p) { ASSERT_EQ(mkfifo(p.c_str(), 0644), 0); }},
+      {"folder", [](const std::string& p) { fs::create_directory(p); }},
+      {"link", [](const std::string& p) { fs::create_symlink("elsewhere.h5", p); }},
+      {"file", [](const std::string& p) { std::ofstream(p) << "someone else's"; }},
+  };
+  for (const auto& [kind, make] : changes) {
+    for (const bool overwrite : {false, true}) {
+      if (kind == "file" && overwrite) continue;  // replacing a regular file is what it asks
+      SCOPED_TRACE(kind + (overwrite ? " with overwrite" : ""));
+      const std::string target = path("out-" + kind + (overwrite ? "-o" : "") + ".h5");
+      auto w = make_hdf5_result_writer(target, overwrite);
+      w->write_candidates({feasible_row(8, 2, 2, 2, 0.4)});
+      make(target);
+      const NodeId before = node_id(target);
+      try {
+        w->commit(sample_meta());
+        ADD_FAILURE() << "expected OutputTargetError";
+      } catch (const OutputTargetError& e) {
+        EXPECT_NE(std::string(e.what()).find("'" + target + "'"), std::string::npos) << e.what();
+      }
+      w.reset();
+      EXPECT_TRUE(node_id(target) == before);
+      for (const auto& n : listing()) EXPECT_EQ(n.find("ppsearch-tmp"), std::string::npos) << n;
+    }
+  }
+}
+
+// A fatal signal removes the temporary folder and still ends the process with that signal.
+TEST_F(ResultWriterTest, FatalSignalRemovesTheTemporaryFiles) {
+  for (const int sig : {SIGTERM, SIGINT, SIGHUP}) {
+    SCOPED_TRACE(sig);
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      std::signal(sig, SIG_DFL);
+      install_output_cleanup_handlers();
+      auto w = make_hdf5_result_writer(path("out.h5"), false);
+      std::mt19937_64 rng(1);
+      w->write_candidates(random_rows(rng, 30000));  // some rows on disk already
+      bool seen = false;
+      for (const auto& e : fs::directory_iterator(dir_))
+        seen = seen || e.path().filename().string().find("ppsearch-tmp") != std::string::npos;
+      if (!seen) _exit(10);
+      kill(getpid(), sig);
+      _exit(11);  // not reached: the signal ends the process
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "exit status " << WEXITSTATUS(status);
+    EXPECT_EQ(WTERMSIG(status), sig);
+    EXPECT_TRUE(listing().empty());
+  }
 }
 
 // ---- h5py reads every contract field (tests/e2e/h5check.py) ---------------------------------

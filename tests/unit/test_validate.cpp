@@ -10,6 +10,7 @@
 #include <iterator>
 #include <map>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -227,7 +228,7 @@ TEST(ValidateCsv, ArbitraryTextEitherSplitsOrGivesAnIssueRandomised) {
 
 TEST(ValidateCsv, PublicFileParsesCompletely) {
   const auto& runs = public_runs();
-  ASSERT_EQ(runs.size(), 31u);
+  ASSERT_EQ(runs.size(), 43u);
   EXPECT_EQ(runs.front().id, "nar21-t1-1.7b");
   EXPECT_EQ(runs.front().line, 2);
   // A row whose quoted source holds commas.
@@ -251,6 +252,77 @@ TEST(ValidateCsv, PublicFileParsesCompletely) {
   EXPECT_EQ(n.sequence_parallel, false);
   EXPECT_FALSE(public_run("kor22-22b-full-recompute").measured_mfu_pct.has_value());
   EXPECT_EQ(public_run("dgxc-v24.11-nemotron4-15b-bf16-16").kv_heads, 8);
+  // The optional columns: split, stack, precision and the measured peak memory.
+  EXPECT_EQ(d.split, "fit");
+  EXPECT_EQ(public_run("dgxc-v24.11-gpt3-175b-bf16-256").split, "held-out");
+  EXPECT_EQ(d.stack, "nemo");
+  EXPECT_EQ(d.precision, "bf16");
+  EXPECT_FALSE(d.measured_peak_memory_gb.has_value());
+  EXPECT_EQ(d.memory_metric, "");
+  const RunRecord& m = public_run("mcore-ci-7b-tp4-pp1-h100");
+  EXPECT_FALSE(m.measured_step_time_s.has_value());
+  ASSERT_TRUE(m.measured_peak_memory_gb.has_value());
+  EXPECT_EQ(*m.measured_peak_memory_gb, 57.144);
+  EXPECT_EQ(m.memory_metric, "allocated");
+  EXPECT_EQ(m.split, "held-out");
+  // Every row states its split; 16 were fitted (README "Accuracy"), and every memory row has
+  // its metric.
+  int fit = 0, memory = 0;
+  for (const RunRecord& r : runs) {
+    EXPECT_TRUE(r.split == "fit" || r.split == "held-out") << r.id;
+    fit += r.split == "fit";
+    if (r.measured_peak_memory_gb) {
+      ++memory;
+      EXPECT_FALSE(r.memory_metric.empty()) << r.id;
+      EXPECT_EQ(r.split, "held-out") << r.id;  // no memory constant was fitted on them
+    }
+  }
+  EXPECT_EQ(fit, 16);
+  EXPECT_EQ(memory, 12);
+}
+
+TEST(ValidateCsv, OptionalColumnsAreCheckedAndMayBeAbsent) {
+  using V = std::vector<std::string>;
+  // Absent: the base row has none of them (kRunsColumns only).
+  const auto runs = parse_runs_csv(csv_text({base_row()}), "t.csv");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_FALSE(runs[0].measured_peak_memory_gb.has_value());
+  EXPECT_EQ(runs[0].split, "");
+  // Present: appended columns.
+  auto with = [](const std::string& mem, const std::string& metric, const std::string& split) {
+    std::string text = csv_text({base_row()});
+    const auto eol = text.find('\n');
+    text.insert(eol, ",measured_peak_memory_gb,memory_metric,split,precision");
+    text.insert(text.size() - 1, "," + mem + "," + metric + "," + split + ",BF16");
+    return text;
+  };
+  const auto ok = parse_runs_csv(with("61.5", "Reserved", "held-out"), "t.csv");
+  ASSERT_EQ(ok.size(), 1u);
+  EXPECT_EQ(*ok[0].measured_peak_memory_gb, 61.5);
+  EXPECT_EQ(ok[0].memory_metric, "reserved");
+  EXPECT_EQ(ok[0].split, "held-out");
+  EXPECT_EQ(ok[0].precision, "bf16");
+  auto messages = [](const std::string& text) {
+    try {
+      parse_runs_csv(text, "t.csv");
+    } catch (const ConfigError& e) {
+      std::vector<std::string> out;
+      for (const auto& i : e.issues()) out.push_back(i.message());
+      return out;
+    }
+    return std::vector<std::string>{};
+  };
+  EXPECT_EQ(messages(with("-3", "allocated", "fit")),
+            V{"t.csv:2: measured_peak_memory_gb = -3: a number > 0 (GB = 1e9 bytes), or empty"});
+  EXPECT_EQ(messages(with("60", "", "fit")),
+            V{"t.csv:2: memory_metric = (empty): allocated, reserved or device when "
+              "measured_peak_memory_gb is given"});
+  EXPECT_EQ(messages(with("", "allocated", "fit")),
+            V{"t.csv:2: memory_metric = allocated: empty when measured_peak_memory_gb is empty"});
+  EXPECT_EQ(messages(with("60", "nvml", "fit")),
+            V{"t.csv:2: memory_metric = nvml: allocated, reserved or device, or empty"});
+  EXPECT_EQ(messages(with("60", "device", "train")),
+            V{"t.csv:2: split = train: fit or held-out, or empty (not stated)"});
 }
 
 TEST(ValidateCsv, ValidBaseRowParses) {
@@ -705,8 +777,13 @@ TEST(ValidateRun, MapsGpusToPresets) {
   EXPECT_EQ(a40.memory_gb, 40);
   EXPECT_FALSE(a40.note.empty());
   const GpuMapping h96 = map_gpu("h100-96gb");
-  EXPECT_FALSE(h96.supported);
-  EXPECT_NE(h96.reason.find("unsupported GPU 'h100-96gb'"), std::string::npos);
+  EXPECT_TRUE(h96.supported);
+  EXPECT_EQ(h96.cluster_preset, "h100-8gpu-ndr");
+  EXPECT_EQ(h96.memory_gb, 96);
+  EXPECT_FALSE(h96.note.empty());
+  const GpuMapping mi = map_gpu("mi300x");
+  EXPECT_FALSE(mi.supported);
+  EXPECT_NE(mi.reason.find("unsupported GPU 'mi300x'"), std::string::npos);
 }
 
 TEST(ValidateRun, PrecheckReasons) {
@@ -714,13 +791,21 @@ TEST(ValidateRun, PrecheckReasons) {
   EXPECT_EQ(precheck_run(r), "");
   RunRecord t = r;
   t.trust = "no-time";
-  EXPECT_EQ(precheck_run(t), "trust = no-time: the source gives no honest step time");
+  EXPECT_EQ(precheck_run(t),
+            "trust = no-time: the source gives no honest step time (and no peak memory)");
   RunRecord m = r;
   m.measured_step_time_s.reset();
-  EXPECT_EQ(precheck_run(m), "no measured step time");
+  EXPECT_EQ(precheck_run(m), "no measured step time or peak memory");
+  // A measured peak memory alone makes the row modelled (for its memory).
+  m.measured_peak_memory_gb = 60.0;
+  m.memory_metric = "allocated";
+  EXPECT_EQ(precheck_run(m), "");
+  t.measured_peak_memory_gb = 60.0;
+  t.memory_metric = "reserved";
+  EXPECT_EQ(precheck_run(t), "");
   RunRecord g = r;
-  g.gpu = "h100-96gb";
-  EXPECT_EQ(precheck_run(g).rfind("unsupported GPU 'h100-96gb'", 0), 0u);
+  g.gpu = "mi300x";
+  EXPECT_EQ(precheck_run(g).rfind("unsupported GPU 'mi300x'", 0), 0u);
   RunRecord f = r;
   f.ffn_hidden_size = 0;
   f.vocab_size = 0;
@@ -836,6 +921,142 @@ TEST(ValidateRun, NothingFeasibleIsNotModelledWithTheReason) {
                              0),
             0u)
       << one.reason;
+}
+
+TEST(ValidateRun, MemoryErrorIsAgainstThePredictedPeakOfTheChosenConfiguration) {
+  Problem p = test::gpt175b_a100();
+  RunRecord r = public_run("kor22-175b-sp-selective");
+  r.zero_stage = 0;  // every knob stated: one candidate
+  r.measured_peak_memory_gb = 50.0;
+  r.memory_metric = "allocated";
+  r.split = "held-out";
+  std::string why;
+  ASSERT_TRUE(apply_run_to_problem(r, map_gpu(r.gpu), &p, &why)) << why;
+  const RunResult res = predict_run(r, p);
+  ASSERT_TRUE(res.modelled) << res.reason;
+  EXPECT_EQ(res.evaluated, 1);
+  const Evaluation e = evaluate(p, res.chosen);
+  EXPECT_EQ(res.peak_memory_gb, e.peak_memory_gb);
+  EXPECT_DOUBLE_EQ(res.memory_error_pct, 100 * (e.peak_memory_gb - 50.0) / 50.0);
+  EXPECT_DOUBLE_EQ(res.measured_peak_memory_gb, 50.0);
+  EXPECT_EQ(res.memory_metric, "allocated");
+  EXPECT_EQ(res.split, "held-out");
+  EXPECT_FALSE(res.does_not_fit);
+
+  // A memory-only row: no step-time error, the memory error all the same.
+  RunRecord m = r;
+  m.measured_step_time_s.reset();
+  EXPECT_EQ(precheck_run(m), "");
+  const RunResult mres = predict_run(m, p);
+  ASSERT_TRUE(mres.modelled);
+  EXPECT_TRUE(std::isnan(mres.error_pct));
+  EXPECT_TRUE(std::isnan(mres.measured_step_time_s));
+  EXPECT_DOUBLE_EQ(mres.memory_error_pct, res.memory_error_pct);
+
+  // No measured memory: no memory error.
+  RunRecord t = r;
+  t.measured_peak_memory_gb.reset();
+  t.memory_metric.clear();
+  EXPECT_TRUE(std::isnan(predict_run(t, p).memory_error_pct));
+}
+
+TEST(ValidateRun, AStatedConfigurationThatDoesNotFitIsFlaggedWithItsMemory) {
+  Problem p = test::gpt175b_a100();
+  RunRecord r = public_run("kor22-175b-full-recompute");
+  r.zero_stage = 0;  // one candidate
+  r.measured_peak_memory_gb = 40.0;
+  r.memory_metric = "reserved";
+  std::string why;
+  ASSERT_TRUE(apply_run_to_problem(r, map_gpu("a100-80gb"), &p, &why)) << why;
+  p.gpu.memory_bytes = 10e9;  // nothing fits
+  const RunResult one = predict_run(r, p);
+  EXPECT_FALSE(one.modelled);
+  EXPECT_TRUE(one.does_not_fit);
+  // The prediction is what the stated configuration would need.
+  Candidate c = run_candidates(r).at(0);
+  const Evaluation e = evaluate(p, c);
+  ASSERT_FALSE(e.feasible);
+  EXPECT_DOUBLE_EQ(one.peak_memory_gb, e.needed_bytes / 1e9);
+  EXPECT_GT(one.peak_memory_gb, 10.0);
+  EXPECT_DOUBLE_EQ(one.memory_error_pct, 100 * (one.peak_memory_gb - 40.0) / 40.0);
+
+  // Several candidates, none fits: flagged, but no single stated configuration to compare.
+  r.zero_stage.reset();
+  const RunResult two = predict_run(r, p);
+  EXPECT_EQ(two.evaluated, 2);
+  EXPECT_TRUE(two.does_not_fit);
+  EXPECT_TRUE(std::isnan(two.memory_error_pct));
+
+  // With room, it fits and is not flagged.
+  p.gpu.memory_bytes = 80e9;
+  EXPECT_FALSE(predict_run(r, p).does_not_fit);
+}
+
+TEST(ValidateReport, PrintsMemoryErrorSplitsAndTheFeasibilityRule) {
+  std::vector<RunRecord> runs(4);
+  std::vector<RunResult> res(4);
+  const char* ids[4] = {"a-1", "b-2", "c-3", "d-4"};
+  for (int k = 0; k < 4; ++k) {
+    RunRecord& run = runs[static_cast<std::size_t>(k)];
+    run = public_run("kor22-175b-sp-selective");  // one family: the ranking sees a-1 and b-2
+    run.id = ids[k];
+    res[static_cast<std::size_t>(k)].id = ids[k];
+  }
+  // a-1: fit row with a step time (+10 %); b-2: held-out, step time (-20 %) and memory (+5 %,
+  // allocated); c-3: memory only (-10 %, reserved); d-4: does not fit, memory +50 %.
+  res[0].modelled = true;
+  res[0].split = "fit";
+  res[0].measured_step_time_s = 1.0;
+  res[0].predicted_step_time_s = 1.1;
+  res[0].error_pct = 10.0;
+  res[1].modelled = true;
+  res[1].split = "held-out";
+  res[1].measured_step_time_s = 2.0;
+  res[1].predicted_step_time_s = 1.6;
+  res[1].error_pct = -20.0;
+  res[1].measured_peak_memory_gb = 60.0;
+  res[1].peak_memory_gb = 63.0;
+  res[1].memory_error_pct = 5.0;
+  res[1].memory_metric = "allocated";
+  res[2].modelled = true;
+  res[2].split = "held-out";
+  res[2].measured_peak_memory_gb = 50.0;
+  res[2].peak_memory_gb = 45.0;
+  res[2].memory_error_pct = -10.0;
+  res[2].memory_metric = "reserved";
+  res[3].modelled = false;
+  res[3].does_not_fit = true;
+  res[3].reason =
+      "the model says the stated configuration does not fit: pipeline rank 0 needs "
+      "120.0 GB, the GPU has 80 GB";
+  res[3].split = "held-out";
+  res[3].measured_peak_memory_gb = 80.0;
+  res[3].peak_memory_gb = 120.0;
+  res[3].memory_error_pct = 50.0;
+  res[3].memory_metric = "reserved";
+  std::ostringstream os;
+  print_validation_report(os, runs, res, {});
+  const std::string out = os.str();
+  auto has = [&](const std::string& line) {
+    EXPECT_NE(out.find(line), std::string::npos) << "missing: " << line << "\n" << out;
+  };
+  has("Step-time error (all rows, 2 of 2 modelled): mean |error| 15.00%");
+  has("Step-time error (split = fit, 1 of 1 modelled): mean |error| 10.00%");
+  has("Step-time error (split = held-out, 1 of 1 modelled): mean |error| 20.00%");
+  has("Peak-memory error (all rows with a peak memory, 3 of 3 measured): mean |error| 21.67%, "
+      "median |error| 10.00%, max |error| 50.00% (d-4), mean signed +15.00%; over-predicted 2, "
+      "under-predicted 1\n");
+  has("Peak-memory error (memory_metric = allocated, 1 of 1 measured): mean |error| 5.00%");
+  has("Peak-memory error (memory_metric = reserved, 2 of 2 measured): mean |error| 30.00%");
+  has("Published configurations the model judges not to fit in memory: 1 of 4 rows\n"
+      "  d-4: the model says the stated configuration does not fit: pipeline rank 0 needs 120.0 "
+      "GB, the GPU has 80 GB (measured peak 80.00 GB reserved)\n");
+  // Ranking: only the two rows with a step time form the family (the memory-only row is left
+  // out rather than compared with a NaN time).
+  has("2 rows: 1/1 pairs in the measured order");
+  // The per-row table carries the memory columns.
+  has("mem_pred mem_meas mem_err% metric");
+  EXPECT_NE(out.find("63.00    60.00    +5.00 alloc"), std::string::npos) << out;
 }
 
 }  // namespace

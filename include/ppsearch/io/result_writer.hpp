@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "ppsearch/util/error.hpp"
+
 namespace ppsearch {
 
 // One row of /candidates and /best. Plain layout, mapped member by member to an HDF5 compound.
@@ -56,16 +58,40 @@ struct ResultMeta {
 
 class ResultWriter {
  public:
-  virtual ~ResultWriter() = default;  // an uncommitted writer removes its temporary file
-  virtual void write_candidates(const std::vector<ResultRow>& rows) = 0;  // in ranked order, once
-  virtual void write_stages(
-      const std::vector<StageRow>& rows) = 0;  // may be called repeatedly (appends)
-  virtual void write_best(const std::vector<ResultRow>& rows) = 0;
-  virtual void commit(const ResultMeta& meta) = 0;  // attributes, close, rename onto the final name
+  virtual ~ResultWriter() = default;  // an uncommitted writer removes its temporary files
+  // Appends rows to /candidates. May be called repeatedly with consecutive blocks in final
+  // (ranked) order; the rows are written through to the temporary file in fixed blocks, and the
+  // file is the same however the rows are split into calls.
+  virtual void write_candidates(const std::vector<ResultRow>& rows) = 0;
+  // Appends rows to /stages (StageRow::candidate is the global row index); may be called
+  // repeatedly.
+  virtual void write_stages(const std::vector<StageRow>& rows) = 0;
+  virtual void write_best(const std::vector<ResultRow>& rows) = 0;  // once
+  // Writes the attributes, syncs and closes the file, and moves it onto the final name.
+  virtual void commit(const ResultMeta& meta) = 0;
 };
 
-// Creates PATH.tmp-<pid> next to PATH. Throws OutputError (exit 4) when it cannot be created,
-// and OutputError when PATH exists and !overwrite (main checks this earlier and reports exit 2).
+// The output target cannot be used as named: it is a directory, a symbolic link, a device, a
+// FIFO or a socket (never written or replaced, even with overwrite), or a file that exists (or
+// appeared during the run) without overwrite. A usage error: the programs exit with 2.
+class OutputTargetError : public OutputError {
+ public:
+  using OutputError::OutputError;
+};
+
+// What is wrong with `path` as an output file name, as a phrase to follow "PATH: ", or "" when
+// it may be written: it does not exist, or it is a regular file and `overwrite` is set. Looks
+// at the name itself (lstat): a symbolic link is refused even when it points to a regular file.
+std::string output_target_problem(const std::string& path, bool overwrite);
+
+// Makes SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGXCPU and SIGXFSZ (those still at their
+// default action) remove the temporary files of every open writer, then end the process with
+// that signal as before. Call once at start-up, before creating writers.
+void install_output_cleanup_handlers();
+
+// Creates a private temporary folder ".NAME.ppsearch-tmp-XXXXXX" next to PATH holding the file
+// being written; commit() moves it onto PATH. Throws OutputTargetError (exit 2) for the cases of
+// output_target_problem(), and OutputError (exit 4) when the file cannot be created or written.
 std::unique_ptr<ResultWriter> make_hdf5_result_writer(const std::string& path, bool overwrite);
 
 }  // namespace ppsearch

@@ -36,12 +36,22 @@ struct RunRow {
   std::string searched;                ///< knobs the row left empty, with the chosen values
   std::int32_t candidates_evaluated = 0;
   std::int32_t candidates_feasible = 0;
+  // Peak memory per GPU in GB (1e9 bytes): measured (NaN = none), predicted (also set when the
+  // single stated configuration does not fit: what it would need) and 100·(pred − meas)/meas.
+  double measured_peak_memory_gb = std::numeric_limits<double>::quiet_NaN();
+  double predicted_peak_memory_gb = std::numeric_limits<double>::quiet_NaN();
+  double memory_error_pct = std::numeric_limits<double>::quiet_NaN();
+  std::string memory_metric;     ///< allocated, reserved, device ("" = no measured memory)
+  std::string split;             ///< the runs CSV's split column: fit, held-out or ""
+  std::uint8_t fits_memory = 1;  ///< 0 when no configuration the row allows fits (model)
 };
 
 /// \brief Writes `rows` as the 1-D compound dataset /runs of a new HDF5 file at `path`, with the
 ///        root attributes ppsearch_version, command_line, created_utc and runs_schema_version.
-///        Like the results file it is built under PATH.tmp-<pid> and renamed onto `path`.
-/// \throws OutputError when the file cannot be written, or exists and !overwrite
+///        Like the results file it is written in a private temporary folder next to `path` and
+///        moved onto it (result_writer.hpp).
+/// \throws OutputTargetError (exit 2) when `path` is not a regular file or exists and
+///         !overwrite; OutputError (exit 4) when the file cannot be written
 void write_runs_table(const std::string& path, const std::vector<RunRow>& rows,
                       const std::string& command_line, bool overwrite);
 

@@ -63,6 +63,18 @@ inline constexpr std::array<const char*, 29> kRunsColumns = {
     "trust",
 };
 
+/// \brief Further columns of the runs schema that a file may leave out (older files and files of
+///        time-only runs): absent means empty in every row.
+///        `measured_peak_memory_gb` GB (1e9 bytes) of the busiest GPU; `memory_metric` what was
+///        measured (allocated = torch.cuda.max_memory_allocated, reserved =
+///        torch.cuda.max_memory_reserved, device = nvidia-smi or similar); `memory_derivation`
+///        how the figure was read or converted; `split` fit or held-out (whether the calibration
+///        constants of configs/ were fitted on the row); `stack` the training framework named by
+///        the source; `precision` the training precision (bf16, fp16, fp8, ...).
+inline constexpr std::array<const char*, 6> kRunsOptionalColumns = {
+    "measured_peak_memory_gb", "memory_metric", "memory_derivation", "split", "stack", "precision",
+};
+
 /// \brief One checked row of a runs CSV. Integers that the source does not state are
 ///        std::nullopt (or 0 where noted); numbers are in the schema's units.
 struct RunRecord {
@@ -90,16 +102,24 @@ struct RunRecord {
   std::optional<int> zero_stage;          ///< not stated = searched
   std::optional<double> measured_step_time_s;
   std::string step_time_derivation;
-  std::optional<double> measured_mfu_pct;  ///< as printed by the source, in percent
-  std::string mfu_convention;              ///< label; "" = not given
-  std::string trust;                       ///< A, A-, B, C, no-time or "" (not graded)
+  std::optional<double> measured_mfu_pct;         ///< as printed by the source, in percent
+  std::string mfu_convention;                     ///< label; "" = not given
+  std::string trust;                              ///< A, A-, B, C, no-time or "" (not graded)
+  std::optional<double> measured_peak_memory_gb;  ///< peak memory of the busiest GPU, GB (1e9)
+  std::string memory_metric;      ///< "allocated", "reserved", "device" ("" without a memory)
+  std::string memory_derivation;  ///< how the memory figure was read ("" = not given)
+  std::string split;              ///< "fit", "held-out" or "" (not stated)
+  std::string stack;              ///< training framework named by the source ("" = not stated)
+  std::string precision;          ///< "bf16", "fp16", ... lower-case ("" = not stated)
 };
 
-/// \brief Parses and checks a whole runs CSV. Checks the header (every schema column present,
-///        none twice), the field count of every row and every column of every row, and the
-///        cross-column rules: dp = gpus/(tp·pp·cp), global_batch_size a multiple of dp, mbs a
-///        divisor of global_batch_size/dp, kv_heads a divisor of attention_heads, tp a divisor
-///        of attention_heads, vpp = 1 when pp = 1, sequence_parallel off when tp = 1, unique ids.
+/// \brief Parses and checks a whole runs CSV. Checks the header (every schema column of
+///        kRunsColumns present, none twice; those of kRunsOptionalColumns may be absent), the field
+///        count of every row and every column of every row, and the cross-column rules: dp =
+///        gpus/(tp·pp·cp), global_batch_size a multiple of dp, mbs a divisor of
+///        global_batch_size/dp, kv_heads a divisor of attention_heads, tp a divisor of
+///        attention_heads, vpp = 1 when pp = 1, sequence_parallel off when tp = 1, unique ids,
+///        memory_metric given exactly when measured_peak_memory_gb is.
 /// \param source label for messages, normally the path as the user gave it
 /// \throws ConfigError with every issue, each "SOURCE:LINE: column = value: what is allowed"
 std::vector<RunRecord> parse_runs_csv(const std::string& text, const std::string& source);

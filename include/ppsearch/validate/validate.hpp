@@ -29,14 +29,16 @@ struct GpuMapping {
 };
 
 /// \brief a100-80gb → a100-8gpu-hdr (gpus/a100-80gb); a100-40gb → the same with
-///        memory_gb = 40; h100-80gb → h100-8gpu-ndr (gpus/h100); h200 → h200-8gpu-ndr;
-///        gb200 → gb200-nvl72; b200, b300, gb300 → their 8-GPU XDR / NVL72 presets.
-///        Anything else (h100-96gb included) is unsupported.
+///        memory_gb = 40; h100-80gb → h100-8gpu-ndr (gpus/h100); h100-96gb → the same with
+///        memory_gb = 96; h200 → h200-8gpu-ndr; gb200 → gb200-nvl72; b200, b300, gb300 → their
+///        8-GPU XDR / NVL72 presets. Anything else is unsupported.
 GpuMapping map_gpu(const std::string& gpu);
 
-/// \brief Why a row is not modelled before any Problem is built, or "" when it can be:
-///        trust "no-time", no measured step time, an unsupported GPU, or a model column the
-///        source leaves empty (ffn_hidden_size, kv_heads, vocab_size).
+/// \brief Why a row is not modelled before any Problem is built, or "" when it can be: neither
+///        a measured step time (trust "no-time" counts as none) nor a measured peak memory, an
+///        unsupported GPU, or a model column the source leaves empty (ffn_hidden_size,
+///        kv_heads, vocab_size). A row with a peak memory and no step time is modelled for its
+///        memory only.
 std::string precheck_run(const RunRecord& run);
 
 /// \brief Overrides `problem` (loaded from the row's cluster preset) with what the row states:
@@ -77,8 +79,18 @@ struct RunResult {
   double reported_mfu = std::numeric_limits<double>::quiet_NaN();   ///< as printed, 0–1
   double measured_mfu =
       std::numeric_limits<double>::quiet_NaN();  ///< row convention at the measured time, 0–1
-  double engine_mfu = std::numeric_limits<double>::quiet_NaN();  ///< the engine's own MFU
-  double peak_memory_gb = std::numeric_limits<double>::quiet_NaN();
+  double engine_mfu = std::numeric_limits<double>::quiet_NaN();      ///< the engine's own MFU
+  double peak_memory_gb = std::numeric_limits<double>::quiet_NaN();  ///< predicted, GB (1e9)
+
+  /// The model judged that no configuration the row allows fits in memory: the published
+  /// run's stated configuration is infeasible to the model (the feasibility rule).
+  bool does_not_fit = false;
+  double measured_peak_memory_gb = std::numeric_limits<double>::quiet_NaN();
+  /// 100·(predicted − measured)/measured of the peak memory; also set when the single stated
+  /// configuration does not fit (then the prediction is what it would need).
+  double memory_error_pct = std::numeric_limits<double>::quiet_NaN();
+  std::string memory_metric;  ///< allocated, reserved, device ("" = no memory figure)
+  std::string split;          ///< the row's split column: fit, held-out or ""
 };
 
 /// \brief A row that is not modelled, with its reason (and the measured figures it has).
@@ -139,10 +151,12 @@ struct FamilyRanking {
 /// \brief Families of two or more items, in order of their first item.
 std::vector<FamilyRanking> ranking_fidelity(const std::vector<RankItem>& items);
 
-/// \brief Prints the per-row table, the error statistics (all rows, Korthikanti Table 5 rows
-///        kor22-*, and fit / held-out rows when `fit_patterns` is not empty), the rows not
-///        modelled with their reasons and the ranking fidelity. `runs` and `results` are
-///        parallel.
+/// \brief Prints the per-row table (step time, MFU and peak memory), the step-time error
+///        statistics (all rows, Korthikanti Table 5 rows kor22-*, fit / held-out rows by the
+///        `split` column when a row states one, and by `fit_patterns` when it is not empty), the
+///        peak-memory error statistics with the counts of over- and under-predictions, the
+///        published configurations the model judges not to fit, the rows not modelled with their
+///        reasons and the ranking fidelity. `runs` and `results` are parallel.
 void print_validation_report(std::ostream& os, const std::vector<RunRecord>& runs,
                              const std::vector<RunResult>& results,
                              const std::vector<std::string>& fit_patterns);
