@@ -630,8 +630,12 @@ SearchOutput run_search(const Problem& problem, const std::vector<Candidate>& ca
   const BlockFetch fetch = [&](const std::vector<int>& which, std::vector<RowBlock>& blocks) {
     std::vector<std::uint8_t> cmd(static_cast<std::size_t>(ranks) + 1, 0);
     cmd[0] = kFetch;
-    for (int s : which) cmd[static_cast<std::size_t>(s) + 1] = 1;
-    if (ranks > 1) {
+    bool remote = false;  // another rank's block is needed (else rank 0 serves itself)
+    for (int s : which) {
+      cmd[static_cast<std::size_t>(s) + 1] = 1;
+      remote = remote || s != 0;
+    }
+    if (remote) {
       in_collective = true;
       broadcast_pod(comm, cmd, 0);
       const std::vector<std::vector<std::byte>> got = comm.gather({}, 0);
