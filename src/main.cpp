@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -10,6 +11,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -55,7 +57,13 @@ struct Start {
   std::uint8_t full_simulation = 0;
 };
 
-int run(Communicator& comm, int argc, char** argv) {
+// What the run is doing, for the message when memory runs out.
+struct Activity {
+  const char* what = "reading the configuration";
+  std::int64_t candidates = 0;
+};
+
+int run(Communicator& comm, int argc, char** argv, Activity& activity) {
   const bool root = comm.rank() == 0;
   Start start;
   RunRequest req;
@@ -105,25 +113,59 @@ int run(Communicator& comm, int argc, char** argv) {
   // Rank 0 enumerates; every rank receives the candidates.
   const auto t0 = std::chrono::steady_clock::now();
   Enumeration en;
+  activity.what = "enumerating the candidates";
   if (root) en = enumerate_candidates(problem);
+  activity.candidates = static_cast<std::int64_t>(en.candidates.size());
+  activity.what = "sending the candidates to every rank";
   broadcast_pod(comm, en.candidates, 0);
+  activity.candidates = static_cast<std::int64_t>(en.candidates.size());
+  activity.what = "evaluating the candidates";
 
   RunConfig rc;
   rc.threads = start.threads > 0 ? start.threads : default_threads();
   rc.eval.reference_partitioner = start.reference_partitioner;
   rc.eval.full_simulation = start.full_simulation;
   rc.eval.want_stages = true;
+  rc.keep_top = std::max(1, req.top);  // row 0 also gives the printed best partition
   Progress progress(root && !req.quiet && isatty(STDERR_FILENO));
   if (progress.enabled())
     rc.progress = [&](std::int64_t done, std::int64_t total) {
       progress.update(done * comm.size(), total);
     };
-  SearchOutput out = run_search(problem, en.candidates, comm, rc);
-  progress.finish();
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-
+  // Rows arrive on rank 0 in final order, block by block, and are appended to the file at once:
+  // rank 0 never holds every row. Time spent writing them is not search time (search_wall_s).
+  double sink_s = 0;
+  if (root)
+    rc.sink = [&](const std::vector<ResultRow>& rows, const std::vector<StageRow>& stages) {
+      const auto w0 = std::chrono::steady_clock::now();
+      writer->write_candidates(rows);
+      writer->write_stages(stages);
+      sink_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+    };
+  SearchOutput out;
   int code = 0;
+  try {
+    out = run_search(problem, en.candidates, comm, rc);
+  } catch (const SearchFailed& e) {  // rank 0 only; every rank has stopped
+    std::cerr << "ppsearch: " << e.what() << "\n";
+    code = e.exit_code();
+  } catch (const OutputTargetError& e) {  // from the sink, rank 0 only; every rank has stopped
+    std::cerr << "ppsearch: --output: " << e.what() << "\n";
+    code = static_cast<int>(ExitCode::kUsage);
+  } catch (const OutputError& e) {  // from the sink, rank 0 only; every rank has stopped
+    std::cerr << "ppsearch: " << e.what() << "\n";
+    code = static_cast<int>(ExitCode::kOutput);
+  }
+  progress.finish();
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - sink_s;
+  if (code != 0) {
+    writer.reset();  // removes the temporary file: nothing is written
+    return comm.allreduce_max(code);
+  }
+
   if (root) {
+    activity.what = "writing the results";
     ResultMeta meta;
     meta.ppsearch_version = PPSEARCH_VERSION;
     meta.command_line = req.command_line;
@@ -140,8 +182,6 @@ int run(Communicator& comm, int argc, char** argv) {
     meta.rank_busy_s = out.rank_busy_s;
     meta.rank_imbalance = out.imbalance;
     try {
-      writer->write_candidates(out.rows);
-      writer->write_stages(out.stages);
       writer->write_best(out.best);
       writer->commit(meta);
       writer.reset();
@@ -173,8 +213,9 @@ int main(int argc, char** argv) {
   }
   // A fatal signal (Ctrl-C, kill, a closed pipe) removes the temporary output files.
   ppsearch::install_output_cleanup_handlers();
+  Activity activity;
   try {
-    const int code = run(*comm, argc, argv);
+    const int code = run(*comm, argc, argv, activity);
     comm.reset();  // finalizes MPI after every HDF5 object is closed
     return code;
   } catch (const ppsearch::ConfigError& e) {
@@ -182,6 +223,13 @@ int main(int argc, char** argv) {
     std::cerr << e.what() << "\n";
     if (comm->size() > 1) comm->abort(2);
     return 2;
+  } catch (const std::bad_alloc&) {
+    // The sweep is too large for this memory: a usage problem (exit 2), not a bug. Seen on one
+    // rank only, so the others are ended by abort.
+    std::cerr << "ppsearch: " << ppsearch::out_of_memory_message(activity.what, activity.candidates)
+              << "\n";
+    if (comm->size() > 1) comm->abort(static_cast<int>(ppsearch::ExitCode::kUsage));
+    return static_cast<int>(ppsearch::ExitCode::kUsage);
   } catch (const std::exception& e) {
     std::cerr << "ppsearch: internal error: " << e.what() << "\n";
     if (comm->size() > 1) comm->abort(1);

@@ -91,7 +91,7 @@ void print_report(std::ostream& os, const Problem& problem, const RunRequest& re
       os << "  " << r.name << ": " << r.removed << " removed (" << r.meaning << ")\n";
   os << "\n";
 
-  const int K = std::min<int>(req.top, static_cast<int>(out.rows.size()));
+  const int K = std::min<int>(req.top, static_cast<int>(out.top.size()));
   char line[512];
   std::snprintf(line, sizeof line,
                 "%4s %5s %3s %3s %3s %4s %3s %3s %4s %-16s %-9s %2s %4s %9s %6s %9s %6s %8s\n",
@@ -99,7 +99,7 @@ void print_report(std::ostream& os, const Problem& problem, const RunRequest& re
                 "sp", "zero", "step_s", "mfu_%", "tflops/g", "bubb_%", "mem_gb");
   os << line;
   for (int i = 0; i < K; ++i) {
-    const ResultRow& r = out.rows[i];
+    const ResultRow& r = out.top[i];
     if (!r.feasible) break;
     std::snprintf(line, sizeof line,
                   "%4d %5d %3d %3d %3d %4d %3d %3d %4d %-16s %-9s %2s %4d %9.3f %6.2f %9.1f %6.2f "
@@ -112,11 +112,10 @@ void print_report(std::ostream& os, const Problem& problem, const RunRequest& re
     os << line;
   }
   // The best partition, as Megatron-LM takes it.
-  if (!out.rows.empty() && out.rows.front().feasible) {
-    const ResultRow& b = out.rows.front();
+  if (!out.top.empty() && out.top.front().feasible) {
+    const ResultRow& b = out.top.front();
     std::vector<std::pair<int, int>> st;
-    for (const StageRow& s : out.stages) {
-      if (s.candidate != 0) break;
+    for (const StageRow& s : out.first_stages) {
       st.emplace_back(s.first_layer, s.last_layer);
     }
     os << "\nbest partition (" << st.size() << " virtual stages):\n"
@@ -156,11 +155,7 @@ void print_no_feasible(std::ostream& os, const Enumeration& en, const SearchOutp
     if (out.by_reason[r])
       os << "  " << to_string(static_cast<Infeasible>(r)) << ": " << out.by_reason[r] << "\n";
   // The closest miss on memory, if any.
-  const ResultRow* best = nullptr;
-  for (const ResultRow& r : out.rows)
-    if (!r.feasible && r.infeasible_reason == static_cast<std::uint8_t>(Infeasible::kMemory) &&
-        (!best || r.needed_memory_gb < best->needed_memory_gb))
-      best = &r;
+  const ResultRow* best = out.has_closest_miss ? &out.closest_miss : nullptr;
   if (best) {
     char line[256];
     std::snprintf(line, sizeof line,

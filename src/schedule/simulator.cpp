@@ -573,7 +573,14 @@ const Program* get_program(ScheduleKind kind, int P, int v, int M, Impl& ws, std
         ws.programs.begin(), ws.programs.end(),
         [](const Program& a, const Program& b) { return a.last_use < b.last_use; });
   }
-  *err = compile(kind, P, v, M, ws, slot);
+  // compile() labels the slot with its key before filling it: if it throws (std::bad_alloc),
+  // the half-built program must never match a later lookup.
+  try {
+    *err = compile(kind, P, v, M, ws, slot);
+  } catch (...) {
+    slot->P = 0;
+    throw;
+  }
   if (!err->empty()) {
     slot->P = 0;  // never matches a lookup
     return nullptr;
