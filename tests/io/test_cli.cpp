@@ -231,7 +231,7 @@ TEST(CliErrors, GpuCountsFromAConfigFileAreEnough) {
 
 TEST(CliErrors, BadGpus) {
   const std::string syntax =
-      "GPU counts ≥ 1: N, a comma list N,M,..., START:END (every multiple of "
+      "GPU counts in [1, 131072]: N, a comma list N,M,..., START:END (every multiple of "
       "cluster.gpus_per_node in range) or START:END:STEP";
   for (const char* bad :
        {"abc", "64:x", "0", "-8", "64:", ":64", "8,,16", "1:2:3:4", "64:128:0", "99999999999"}) {
@@ -243,13 +243,14 @@ TEST(CliErrors, BadGpus) {
   EXPECT_EQ(error_of({"--gpus", "17:31"}),
             "ppsearch: error: --gpus: search.gpus = 17:31: a range that holds a multiple of "
             "cluster.gpus_per_node (16)\n");
-  EXPECT_EQ(error_of({"--gpus", "1:100000000:1"}),
-            "ppsearch: error: --gpus: search.gpus = 1:100000000:1: at most 10000 GPU counts\n");
+  EXPECT_EQ(error_of({"--gpus", "1:100000:1"}),
+            "ppsearch: error: --gpus: search.gpus = 1:100000:1: at most 10000 GPU counts\n");
 }
 
 TEST(CliErrors, BadListOptions) {
   EXPECT_EQ(error_of({"--gpus", "128", "--tp", "3x"}),
-            "ppsearch: error: --tp: search.tp = 3x: a comma list of integers ≥ 1, or auto\n");
+            "ppsearch: error: --tp: search.tp = 3x: a comma list of at most 256 integers in [1, "
+            "131072], or auto\n");
   EXPECT_EQ(error_of({"--gpus", "128", "--zero", "4"}),
             "ppsearch: error: --zero: search.zero = 4: a comma list of integers in [0, 3], or "
             "auto\n");
@@ -259,14 +260,15 @@ TEST(CliErrors, BadListOptions) {
   EXPECT_EQ(error_of({"--gpus", "128", "--sp", "yes"}),
             "ppsearch: error: --sp: search.sp = yes: a comma list of off, on, or auto\n");
   EXPECT_EQ(error_of({"--gpus", "128", "--global-batch", "0"}),
-            "ppsearch: error: --global-batch: training.global_batch_size = 0: an integer ≥ 1\n");
+            "ppsearch: error: --global-batch: training.global_batch_size = 0: an integer in [1, "
+            "16777216]\n");
   EXPECT_EQ(error_of({"--gpus", "128", "--partitioner", "slow"}),
             "ppsearch: error: --partitioner: search.partitioner = slow: one of fast, reference\n");
 }
 
 TEST(CliErrors, BadPlainOptions) {
   EXPECT_EQ(error_of({"--gpus", "128", "--top", "x"}),
-            "ppsearch: error: --top: x: an integer ≥ 0\n");
+            "ppsearch: error: --top: x: an integer in [0, 1000000]\n");
   EXPECT_EQ(error_of({"--gpus", "128", "--threads", "0"}),
             "ppsearch: error: --threads: 0: an integer in [1, 4096]\n");
   EXPECT_EQ(error_of({"--gpus", "128", "--tpp", "8"}),
@@ -320,10 +322,11 @@ TEST(CliErrors, EveryMistakeIsReportedAtOnce) {
       error_of({"--top=-1", "--tp", "3x", "--set", "model.hiden_size=1", "--zero", "9"});
   EXPECT_EQ(text,
             "ppsearch: error: --gpus: (missing): required, e.g. --gpus 128 or --gpus 64:1024\n"
-            "ppsearch: error: --top: -1: an integer ≥ 0\n"
+            "ppsearch: error: --top: -1: an integer in [0, 1000000]\n"
             "ppsearch: error: --set: model.hiden_size = 1: unknown key (did you mean "
             "model.hidden_size?)\n"
-            "ppsearch: error: --tp: search.tp = 3x: a comma list of integers ≥ 1, or auto\n"
+            "ppsearch: error: --tp: search.tp = 3x: a comma list of at most 256 integers in [1, "
+            "131072], or auto\n"
             "ppsearch: error: --zero: search.zero = 9: a comma list of integers in [0, 3], or "
             "auto\n");
 }

@@ -320,9 +320,9 @@ TEST(ConfigErrors, BadValueNamesFileLineKeyValueAndWhatIsAllowed) {
   req.config_files = {f};
   const auto issues = issues_of(req);
   ASSERT_EQ(issues.size(), 4U);
-  EXPECT_EQ(issues[0].message(), f + ":2: model.hidden_size = abc: an integer ≥ 1");
+  EXPECT_EQ(issues[0].message(), f + ":2: model.hidden_size = abc: an integer in [1, 262144]");
   EXPECT_EQ(issues[1].message(), f + ":3: model.mlp = relu: one of swiglu, gelu");
-  EXPECT_EQ(issues[2].message(), f + ":5: gpu.memory_gb = -5: a number > 0");
+  EXPECT_EQ(issues[2].message(), f + ":5: gpu.memory_gb = -5: a number in [1, 10000]");
   EXPECT_EQ(issues[3].message(),
             f + ":7: search.zero = 0,4: a comma list of integers in [0, 3], or auto");
 }
@@ -391,8 +391,9 @@ TEST(ConfigErrors, BadSetAndOptionOverrides) {
   EXPECT_EQ(issues[1].source, "--set");
   EXPECT_EQ(issues[1].value, "no-equals-sign");
   EXPECT_EQ(issues[1].allowed, "SECTION.KEY=VALUE, e.g. model.layers=80");
-  EXPECT_EQ(issues[2].message(), "--set: model.layers = -1: an integer ≥ 1");
-  EXPECT_EQ(issues[3].message(), "--tp: search.tp = 3x: a comma list of integers ≥ 1, or auto");
+  EXPECT_EQ(issues[2].message(), "--set: model.layers = -1: an integer in [1, 4096]");
+  EXPECT_EQ(issues[3].message(),
+            "--tp: search.tp = 3x: a comma list of at most 256 integers in [1, 131072], or auto");
 }
 
 TEST(ConfigErrors, CrossFieldIssuesNameWhereTheValueWasSet) {
@@ -427,7 +428,7 @@ TEST(ConfigErrors, ProblemFromIniTextReportsItsLabel) {
     FAIL() << "no ConfigError";
   } catch (const ConfigError& e) {
     ASSERT_EQ(e.issues().size(), 2U);
-    EXPECT_EQ(e.issues()[0].message(), "rank 0:2: model.layers = x: an integer ≥ 1");
+    EXPECT_EQ(e.issues()[0].message(), "rank 0:2: model.layers = x: an integer in [1, 4096]");
     EXPECT_EQ(e.issues()[1].message(), "rank 0:4: cluster.bogus = 1: unknown key");
   }
 }

@@ -31,4 +31,10 @@ std::vector<int> auto_vpp_values();  // model chunks per pipeline rank for inter
 
 Enumeration enumerate_candidates(const Problem&);
 
+// The number of candidates enumerate_candidates would return (its candidates.size()),
+// without building them: fast even for --gpus 1:131072 (only the outer choices that
+// pass every rule are visited), overflow-free (64-bit counts of values bounded at
+// parse time). Used for the sweep budget search.max_candidates.
+std::int64_t count_candidates(const Problem&);
+
 }  // namespace ppsearch
