@@ -61,7 +61,7 @@ constexpr KeyOption kKeyOptions[] = {
     {"simulation", "search.simulation", "NAME",
      "schedule simulation: fast (default) or full (every micro-batch)"},
     {"max-candidates", "search.max_candidates", "N",
-     "sweep budget (= --set search.max_candidates=N, default 2000000): a sweep with more "
+     "sweep budget (= --set search.max_candidates=N, default 500000): a sweep with more "
      "candidates stops at once with exit 2"},
 };
 
@@ -178,21 +178,23 @@ const char* const kGpusSyntax =
 // The sweep budget: counts the candidates before anything is built or written and
 // refuses a sweep above search.max_candidates, saying how to narrow it.
 std::optional<ConfigIssue> budget_issue(const Problem& problem, const std::string& source) {
-  const std::int64_t count = count_candidates(problem);
+  const SweepSize size = sweep_size(problem);
   const int limit = problem.search.max_candidates;
-  if (count <= limit) return std::nullopt;
-  // Lower bound of the memory: one Candidate and one ResultRow per candidate (per-stage
-  // rows and the HDF5 buffers come on top).
-  const double gb =
-      static_cast<double>(count) * static_cast<double>(sizeof(Candidate) + sizeof(ResultRow)) / 1e9;
+  if (size.candidates <= limit) return std::nullopt;
+  // Memory of the results on rank 0: per candidate its Candidate and its ResultRow (packed
+  // per rank and ranked: twice), per virtual stage a StageResult and a StageRow.
+  const double bytes = static_cast<double>(size.candidates) *
+                           static_cast<double>(sizeof(Candidate) + 2 * sizeof(ResultRow)) +
+                       static_cast<double>(size.stages) *
+                           static_cast<double>(sizeof(StageResult) + sizeof(StageRow));
   char mem[32];
-  std::snprintf(mem, sizeof mem, "%.1f", gb);
+  std::snprintf(mem, sizeof mem, "%.1f", bytes / 1e9);
   return ConfigIssue{
       source, "search.max_candidates", std::to_string(limit),
-      "at least the sweep's " + std::to_string(count) + " candidates (at least " + mem +
-          " GB of memory); narrow the sweep (fix --tp, --pp, --cp, --mbs, --schedule or "
-          "--recompute, or give a smaller --gpus range) or raise the limit with "
-          "--max-candidates N"};
+      "at least the sweep's " + std::to_string(size.candidates) + " candidates (results alone " +
+          "need about " + mem +
+          " GB); narrow the sweep (fix --tp, --pp, --cp, --mbs, --schedule or --recompute, or "
+          "give a smaller --gpus range) or raise the limit with --max-candidates N"};
 }
 
 }  // namespace

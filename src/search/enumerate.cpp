@@ -251,7 +251,7 @@ Enumeration enumerate_candidates(const Problem& pb) {
   return en;
 }
 
-std::int64_t count_candidates(const Problem& pb) {
+SweepSize sweep_size(const Problem& pb) {
   // The loops of enumerate_candidates, visiting only the outer choices that pass every
   // rule; below one (N, TP, CP, PP, micro-batch) choice the rules are independent
   // conditions on (sp), (zero), (schedule, vpp), so the survivors are a product.
@@ -278,7 +278,7 @@ std::int64_t count_candidates(const Problem& pb) {
     return out;
   };
 
-  std::int64_t total = 0;
+  SweepSize total;
   for (int N : pb.gpus) {
     if (N < 1) continue;
     const std::vector<int> tps = ss.tp.empty() ? auto_tp_values(pb, N) : dividing(ss.tp, N);
@@ -302,17 +302,25 @@ std::int64_t count_candidates(const Problem& pb) {
             if (mbs < 1 || B % dp_mbs != 0) continue;
             const std::int64_t M = B / dp_mbs;
             std::int64_t n_sched = 0;
+            std::int64_t stages = 0;  // Σ pp·vpp over the (schedule, vpp) choices
             for (Schedule sch : schedules) {
               if (pp == 1 && sch != pp1_schedule) continue;
               if (sch != Schedule::kInterleaved1F1B) {
                 ++n_sched;
+                stages += pp;
                 continue;
               }
               if (pp < 2 || M % pp != 0) continue;
-              for (int vpp : interleaved_vpps)
-                if (vpp >= 2 && static_cast<std::int64_t>(pp) * vpp <= m.layers) ++n_sched;
+              for (int vpp : interleaved_vpps) {
+                if (vpp >= 2 && static_cast<std::int64_t>(pp) * vpp <= m.layers) {
+                  ++n_sched;
+                  stages += static_cast<std::int64_t>(pp) * vpp;
+                }
+              }
             }
-            total += n_recompute * n_sp * n_zero * n_sched;
+            const std::int64_t others = n_recompute * n_sp * n_zero;
+            total.candidates += others * n_sched;
+            total.stages += others * stages;
           }
         }
       }
@@ -320,5 +328,7 @@ std::int64_t count_candidates(const Problem& pb) {
   }
   return total;
 }
+
+std::int64_t count_candidates(const Problem& pb) { return sweep_size(pb).candidates; }
 
 }  // namespace ppsearch

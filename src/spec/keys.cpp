@@ -76,10 +76,15 @@ std::string number_text(double x) {
 
 std::string int_text(double x) { return std::to_string(static_cast<long long>(x)); }
 
+// A range bound: whole numbers as plain digits ("100000", not "1e+05").
+std::string bound_text(double x, bool integer) {
+  return integer || (x == std::floor(x) && std::fabs(x) < 1e15) ? int_text(x) : number_text(x);
+}
+
 std::string describe_range(const KeyDef& d, bool integer) {
-  const std::string lo = integer ? int_text(d.lo) : number_text(d.lo);
+  const std::string lo = bound_text(d.lo, integer);
   if (!d.has_hi) return (d.lo_open ? "> " : "≥ ") + lo;
-  const std::string hi = integer ? int_text(d.hi) : number_text(d.hi);
+  const std::string hi = bound_text(d.hi, integer);
   return std::string("in ") + (d.lo_open ? "(" : "[") + lo + ", " + hi + (d.hi_open ? ")" : "]");
 }
 

@@ -36,7 +36,6 @@ inline constexpr int kMaxGemmTile = 4096;          ///< GEMM output-tile side (t
 inline constexpr int kMaxListItems = 256;          ///< values in one search list (tp, mbs, …)
 inline constexpr int kMaxGpuCounts = 10000;        ///< GPU counts in search.gpus / one --gpus
 inline constexpr int kMaxCandidatesLimit = 1000000000;  ///< largest search.max_candidates
-inline constexpr int kDefaultMaxCandidates = 2000000;   ///< default search.max_candidates
 ///@}
 
 /// \brief Value type of a configuration key, as written in a file.
