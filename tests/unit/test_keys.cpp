@@ -78,6 +78,7 @@ void expect_same(const Problem& a, const Problem& b) {
   EXPECT_EQ(a.search.zero, b.search.zero);
   EXPECT_EQ(a.search.reference_partitioner, b.search.reference_partitioner);
   EXPECT_EQ(a.search.full_simulation, b.search.full_simulation);
+  EXPECT_EQ(a.search.max_candidates, b.search.max_candidates);
   EXPECT_EQ(a.gpus, b.gpus);
 }
 
