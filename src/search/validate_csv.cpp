@@ -442,7 +442,11 @@ std::vector<RunRecord> parse_runs_csv(const std::string& text, const std::string
                                "a unique id (also on line " + std::to_string(it->second) + ")"});
       }
     }
-    runs.push_back(std::move(run));
+    if (issues.empty()) {
+      runs.push_back(std::move(run));
+    } else if (!runs.empty()) {
+      std::vector<RunRecord>().swap(runs);  // the file is rejected: keep no rows
+    }
   };
   split_records(
       text, source,
