@@ -8,8 +8,10 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ppsearch/build_info.hpp"
@@ -129,40 +131,46 @@ bool parse_args(int argc, char** argv, Args* a, int* code) {
 }
 
 std::string read_file(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status st = fs::status(path, ec);
+  // Non-blocking open, regular files only, at most kMaxCsvBytes (config_file.hpp).
+  std::string text;
   std::string why;
-  if (!fs::exists(st)) {
-    why = "no such file";
-  } else if (!fs::is_regular_file(st)) {
-    why = "not a regular file";
-  } else {
-    std::ifstream in(path, std::ios::binary);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.is_open() && !in.bad()) return text;
-    why = "cannot be read";
-  }
+  if (read_regular_file(path, kMaxCsvBytes, &text, &why)) return text;
   throw ConfigError(ConfigIssue{"", "", path, "a readable runs CSV file (" + why + ")"});
 }
 
-RunResult model_row(const RunRecord& run, const std::vector<std::string>& sets) {
+// A loaded preset problem, or why it could not load.
+struct LoadedPreset {
+  Problem problem;
+  std::string error;
+};
+// Keyed by (cluster preset, GPU count): rows that share both share the loaded problem, so
+// that the presets are parsed once per key rather than once per row.
+using PresetCache = std::map<std::pair<std::string, int>, LoadedPreset>;
+
+RunResult model_row(const RunRecord& run, const std::vector<std::string>& sets,
+                    PresetCache* cache) {
   const std::string skip = precheck_run(run);
   if (!skip.empty()) return not_modelled(run, skip);
   const GpuMapping gpu = map_gpu(run.gpu);
   // Presets through the configuration loader, so that every calibration constant comes from
   // configs/. The model preset is a placeholder: apply_run_to_problem replaces the whole model.
-  LoadRequest req;
-  req.cluster = gpu.cluster_preset;
-  req.sets = {"search.gpus=" + std::to_string(run.gpus)};
-  req.sets.insert(req.sets.end(), sets.begin(), sets.end());
-  Problem problem;
-  try {
-    problem = load_problem(req);
-  } catch (const ConfigError& e) {
-    return not_modelled(run,
-                        std::string("cannot load preset ") + gpu.cluster_preset + ": " + e.what());
+  const auto key = std::make_pair(std::string(gpu.cluster_preset), run.gpus);
+  auto it = cache->find(key);
+  if (it == cache->end()) {
+    LoadRequest req;
+    req.cluster = gpu.cluster_preset;
+    req.sets = {"search.gpus=" + std::to_string(run.gpus)};
+    req.sets.insert(req.sets.end(), sets.begin(), sets.end());
+    LoadedPreset loaded;
+    try {
+      loaded.problem = load_problem(req);
+    } catch (const ConfigError& e) {
+      loaded.error = std::string("cannot load preset ") + gpu.cluster_preset + ": " + e.what();
+    }
+    it = cache->emplace(key, std::move(loaded)).first;
   }
+  if (!it->second.error.empty()) return not_modelled(run, it->second.error);
+  Problem problem = it->second.problem;
   std::string why;
   if (!apply_run_to_problem(run, gpu, &problem, &why)) return not_modelled(run, why);
   RunResult r = predict_run(run, problem);
@@ -240,8 +248,9 @@ int run(int argc, char** argv) {
 
   std::vector<RunResult> results;
   results.reserve(runs.size());
+  PresetCache presets;
   for (const RunRecord& run : runs) {
-    RunResult r = model_row(run, args.sets);
+    RunResult r = model_row(run, args.sets, &presets);
     r.fit = std::any_of(args.fit_patterns.begin(), args.fit_patterns.end(),
                         [&](const std::string& p) { return id_matches(p, run.id); });
     results.push_back(std::move(r));

@@ -10,7 +10,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cstddef>
+#include <cstdint>
+#include <cstdio>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <system_error>
@@ -20,6 +23,9 @@
 #include "ppsearch/build_info.hpp"
 #include "ppsearch/io/config_file.hpp"
 #include "ppsearch/io/presets.hpp"
+#include "ppsearch/io/result_writer.hpp"
+#include "ppsearch/search/candidate.hpp"
+#include "ppsearch/search/enumerate.hpp"
 #include "ppsearch/spec/keys.hpp"
 
 namespace po = boost::program_options;
@@ -27,7 +33,7 @@ namespace po = boost::program_options;
 namespace ppsearch {
 namespace {
 
-constexpr int kMaxGpuCounts = 10000;  // a sanity bound on one --gpus expansion
+constexpr long long kMaxTop = 1000000;  // --top: rows printed on stdout
 
 // Options that set a configuration key: option → key (same parser, same message).
 struct KeyOption {
@@ -54,6 +60,9 @@ constexpr KeyOption kKeyOptions[] = {
      "layer partitioner: fast (default) or reference (plain DP, for checking)"},
     {"simulation", "search.simulation", "NAME",
      "schedule simulation: fast (default) or full (every micro-batch)"},
+    {"max-candidates", "search.max_candidates", "N",
+     "sweep budget (= --set search.max_candidates=N, default 500000): a sweep with more "
+     "candidates stops at once with exit 2"},
 };
 
 std::string join(const std::vector<std::string>& items, const char* sep) {
@@ -163,8 +172,30 @@ std::string quoted(const std::string& arg) {
 }
 
 const char* const kGpusSyntax =
-    "GPU counts ≥ 1: N, a comma list N,M,..., START:END (every multiple of "
+    "GPU counts in [1, 131072]: N, a comma list N,M,..., START:END (every multiple of "
     "cluster.gpus_per_node in range) or START:END:STEP";
+
+// The sweep budget: counts the candidates before anything is built or written and
+// refuses a sweep above search.max_candidates, saying how to narrow it.
+std::optional<ConfigIssue> budget_issue(const Problem& problem, const std::string& source) {
+  const SweepSize size = sweep_size(problem);
+  const int limit = problem.search.max_candidates;
+  if (size.candidates <= limit) return std::nullopt;
+  // Memory of the results on rank 0: per candidate its Candidate and its ResultRow (packed
+  // per rank and ranked: twice), per virtual stage a StageResult and a StageRow.
+  const double bytes = static_cast<double>(size.candidates) *
+                           static_cast<double>(sizeof(Candidate) + 2 * sizeof(ResultRow)) +
+                       static_cast<double>(size.stages) *
+                           static_cast<double>(sizeof(StageResult) + sizeof(StageRow));
+  char mem[32];
+  std::snprintf(mem, sizeof mem, "%.1f", bytes / 1e9);
+  return ConfigIssue{
+      source, "search.max_candidates", std::to_string(limit),
+      "at least the sweep's " + std::to_string(size.candidates) + " candidates (results alone " +
+          "need about " + mem +
+          " GB); narrow the sweep (fix --tp, --pp, --cp, --mbs, --schedule or --recompute, or "
+          "give a smaller --gpus range) or raise the limit with --max-candidates N"};
+}
 
 }  // namespace
 
@@ -201,7 +232,7 @@ bool expand_gpu_counts(const std::string& text, int gpus_per_node, std::vector<i
       if (!parse_int(
               item.substr(from, colon == std::string::npos ? std::string::npos : colon - from),
               &v) ||
-          v < 1 || v > std::numeric_limits<int>::max()) {
+          v < 1 || v > kMaxGpus) {
         *why = kGpusSyntax;
         return false;
       }
@@ -323,8 +354,8 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
   req.quiet = flag("quiet");
   if (vm.count("top") != 0U) {
     long long v = 0;
-    if (!parse_int(trim(text("top")), &v) || v < 0 || v > std::numeric_limits<int>::max()) {
-      issues.push_back(ConfigIssue{"--top", "", text("top"), "an integer ≥ 0"});
+    if (!parse_int(trim(text("top")), &v) || v < 0 || v > kMaxTop) {
+      issues.push_back(ConfigIssue{"--top", "", text("top"), "an integer in [0, 1000000]"});
     } else {
       req.top = static_cast<int>(v);
     }
@@ -364,6 +395,9 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
   }
 
   LoadedConfig loaded = collect_configuration(load);
+  const auto budget_src = loaded.sources.find("search.max_candidates");
+  const std::string budget_source =
+      budget_src == loaded.sources.end() ? "(default)" : budget_src->second;
   issues.insert(issues.end(), loaded.issues.begin(), loaded.issues.end());
   const bool load_ok = loaded.issues.empty();
   loaded.issues.clear();
@@ -401,6 +435,7 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
 
   req.resolved_config = resolved_ini(req.problem);
   if (flag("print-config")) return exit_with(ExitCode::kOk, req.resolved_config);
+  if (auto issue = budget_issue(req.problem, budget_source)) return usage_error({*issue});
 
   req.model_name = config_label(load.model);
   req.cluster_name = config_label(load.cluster);

@@ -7,11 +7,15 @@
 
 #include <boost/program_options.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstddef>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <optional>
 #include <sstream>
@@ -111,9 +115,12 @@ std::string at_line(const std::string& label, int line) {
 // Splits `text` into settings with Boost.PO (allow_unregistered = true). Unknown
 // and repeated keys become entries carrying their issue; a malformed line is
 // reported at once (PO stops there) and leaves the document empty.
-Document parse_document(const std::string& text, const std::string& label,
+Document parse_document(const std::string& raw_text, const std::string& label,
                         std::vector<ConfigIssue>* issues) {
   Document doc{label, {}};
+  // A UTF-8 byte-order mark (as some editors write) is no part of the first line.
+  const bool bom = raw_text.compare(0, 3, "\xEF\xBB\xBF") == 0;
+  const std::string text = bom ? raw_text.substr(3) : raw_text;
   const std::vector<ScannedLine> lines = scan_lines(text);
   std::istringstream in(text);
   try {
@@ -207,23 +214,11 @@ bool load_document(const std::string& name, const Kind& kind, const std::string&
     *doc = parse_document(std::string(preset->text), "preset " + std::string(preset->name), issues);
     return true;
   }
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status st = fs::status(name, ec);
+  std::string text;
   std::string why;
-  if (!fs::exists(st)) {
-    why = "no such file";
-  } else if (!fs::is_regular_file(st)) {
-    why = "not a regular file";
-  } else {
-    std::ifstream in(name, std::ios::binary);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad() || !in.is_open()) {
-      why = "cannot be read";
-    } else {
-      *doc = parse_document(text, name, issues);
-      return true;
-    }
+  if (read_regular_file(name, kMaxIniBytes, &text, &why)) {
+    *doc = parse_document(text, name, issues);
+    return true;
   }
   issues->push_back(ConfigIssue{source, key, name,
                                 "an existing INI file (" + why + ") or " + preset_list_text(kind)});
@@ -256,6 +251,53 @@ bool split_set(const std::string& text, std::string* key, std::string* value) {
 }  // namespace
 
 // -----------------------------------------------------------------------------
+bool read_regular_file(const std::string& path, std::size_t max_bytes, std::string* text,
+                       std::string* why) {
+  text->clear();
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; the type check below then
+  // rejects it. fstat on the open descriptor, so the file checked is the file read.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    const int err = errno;
+    *why = err == ENOENT || err == ENOTDIR ? "no such file"
+                                           : std::string("cannot be opened: ") + std::strerror(err);
+    return false;
+  }
+  struct stat st {};
+  bool ok = false;
+  if (::fstat(fd, &st) != 0) {
+    *why = std::string("cannot be read: ") + std::strerror(errno);
+  } else if (!S_ISREG(st.st_mode)) {
+    *why = "not a regular file";
+  } else if (static_cast<unsigned long long>(st.st_size) > max_bytes) {
+    *why = "larger than " + std::to_string(max_bytes / (1024 * 1024)) + " MiB";
+  } else {
+    // Read up to one byte beyond the cap: a file that grows (or a special file that
+    // reports size 0) is still held to it.
+    ok = true;
+    char buf[65536];
+    while (true) {
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        *why = std::string("cannot be read: ") + std::strerror(errno);
+        ok = false;
+        break;
+      }
+      if (n == 0) break;
+      text->append(buf, static_cast<std::size_t>(n));
+      if (text->size() > max_bytes) {
+        *why = "larger than " + std::to_string(max_bytes / (1024 * 1024)) + " MiB";
+        ok = false;
+        break;
+      }
+    }
+  }
+  ::close(fd);
+  if (!ok) text->clear();
+  return ok;
+}
+
 bool is_preset_name(const std::string& name) {
   const bool has_ini = name.size() >= 4 && name.compare(name.size() - 4, 4, ".ini") == 0;
   return !name.empty() && name.find('/') == std::string::npos && !has_ini;

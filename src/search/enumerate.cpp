@@ -1,16 +1,39 @@
 #include "ppsearch/search/enumerate.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <tuple>
 
 namespace ppsearch {
 namespace {
 
+// The divisors of n ≥ 1, ascending, in O(sqrt n) steps. The counter is 64-bit, so
+// i·i cannot overflow for any int n.
 std::vector<int> divisors(int n) {
-  std::vector<int> d;
-  for (int i = 1; i <= n; ++i)
-    if (n % i == 0) d.push_back(i);
+  std::vector<int> low;
+  std::vector<int> high;
+  for (std::int64_t i = 1; i * i <= n; ++i) {
+    if (n % i != 0) continue;
+    low.push_back(static_cast<int>(i));
+    if (i * i != n) high.push_back(static_cast<int>(n / i));
+  }
+  low.insert(low.end(), high.rbegin(), high.rend());
+  return low;
+}
+
+// Number of divisors of every n in [0, max_n] (entry 0 unused), by a sieve in
+// O(max_n log max_n) steps: d[n] = the size of divisors(n).
+std::vector<std::int32_t> divisor_counts(int max_n) {
+  std::vector<std::int32_t> d(static_cast<std::size_t>(std::max(max_n, 0)) + 1, 0);
+  for (std::int64_t i = 1; i <= max_n; ++i)
+    for (std::int64_t j = i; j <= max_n; j += i) ++d[static_cast<std::size_t>(j)];
   return d;
+}
+
+// The auto PP list for one (N, TP, CP): every divisor of N / (TP·CP), at least of 1.
+int pp_base(int N, int tp, int cp) {
+  const std::int64_t tc = static_cast<std::int64_t>(tp) * cp;  // 64-bit: no overflow
+  return static_cast<int>(std::max<std::int64_t>(1, N / std::max<std::int64_t>(1, tc)));
 }
 
 // Rule indices (order = the order in which they are checked and reported).
@@ -61,8 +84,8 @@ std::vector<int> auto_cp_values(const Problem& pb, int gpus) {
   // Context parallelism pays off for long sequences; auto tries powers of two that
   // leave each CP rank at least 2048 tokens (Megatron recommends CP for s ≥ 8k).
   std::vector<int> out;
-  for (int c = 1; c <= gpus; c *= 2)
-    if (c == 1 || pb.model.seq_length / c >= 2048) out.push_back(c);
+  for (std::int64_t c = 1; c <= gpus; c *= 2)  // 64-bit: doubling past INT_MAX cannot wrap
+    if (c == 1 || pb.model.seq_length / c >= 2048) out.push_back(static_cast<int>(c));
   return out;
 }
 
@@ -114,34 +137,45 @@ Enumeration enumerate_candidates(const Problem& pb) {
     en.considered += n;
   };
 
+  const int max_n = pb.gpus.empty() ? 1 : *std::max_element(pb.gpus.begin(), pb.gpus.end());
+  const std::vector<std::int32_t> dcount =
+      ss.pp.empty() ? divisor_counts(std::max(max_n, 1)) : std::vector<std::int32_t>{};
   for (int N : pb.gpus) {
     const std::vector<int> tps = ss.tp.empty() ? auto_tp_values(pb, N) : ss.tp;
     const std::vector<int> cps = ss.cp.empty() ? auto_cp_values(pb, N) : ss.cp;
+    // PP values of one (TP, CP) and how many there are; rules that fail before PP is
+    // looked at remove all of them in bulk, without building the list.
+    auto pp_count = [&](int tp, int cp) -> std::int64_t {
+      return ss.pp.empty() ? dcount[static_cast<std::size_t>(pp_base(N, tp, cp))]
+                           : static_cast<std::int64_t>(ss.pp.size());
+    };
+    auto bulk_all_cp = [&](Rule r, int tp) {
+      for (int cp : cps) bulk(r, per_pp * pp_count(tp, cp));
+    };
     for (int tp : tps) {
+      if (N % tp != 0) {
+        bulk_all_cp(kTpDividesGpus, tp);
+        continue;
+      }
+      if (m.attention_heads % tp != 0 || m.kv_heads % tp != 0) {
+        bulk_all_cp(kTpDividesHeads, tp);
+        continue;
+      }
+      if (tp > domain && !pb.cluster.allow_tp_across_domains) {
+        bulk_all_cp(kTpFitsDomain, tp);
+        continue;
+      }
       for (int cp : cps) {
-        const std::vector<int> pps =
-            ss.pp.empty() ? divisors(std::max(1, N / std::max(1, tp * cp))) : ss.pp;
+        if ((N / tp) % cp != 0) {
+          bulk(kCpDividesGpus, per_pp * pp_count(tp, cp));
+          continue;
+        }
+        if (cp > 1 && m.seq_length % (2LL * cp) != 0) {
+          bulk(kCpDividesSequence, per_pp * pp_count(tp, cp));
+          continue;
+        }
+        const std::vector<int> pps = ss.pp.empty() ? divisors(pp_base(N, tp, cp)) : ss.pp;
         for (int pp : pps) {
-          if (N % tp != 0) {
-            bulk(kTpDividesGpus, per_pp);
-            continue;
-          }
-          if (m.attention_heads % tp != 0 || m.kv_heads % tp != 0) {
-            bulk(kTpDividesHeads, per_pp);
-            continue;
-          }
-          if (tp > domain && !pb.cluster.allow_tp_across_domains) {
-            bulk(kTpFitsDomain, per_pp);
-            continue;
-          }
-          if ((N / tp) % cp != 0) {
-            bulk(kCpDividesGpus, per_pp);
-            continue;
-          }
-          if (cp > 1 && m.seq_length % (2 * cp) != 0) {
-            bulk(kCpDividesSequence, per_pp);
-            continue;
-          }
           if ((N / tp / cp) % pp != 0) {
             bulk(kPpDividesGpus, per_pp);
             continue;
@@ -152,11 +186,13 @@ Enumeration enumerate_candidates(const Problem& pb) {
           }
           const int dp = N / tp / cp / pp;
           for (int mbs : mbs_values) {
-            if (B % (dp * mbs) != 0) {
+            // 64-bit: dp ≤ 131072 and mbs ≤ 2^24 at parse time, any int in code.
+            const std::int64_t dp_mbs = static_cast<std::int64_t>(dp) * mbs;
+            if (B % dp_mbs != 0) {
               bulk(kBatchDivisible, per_mbs);
               continue;
             }
-            const int M = B / (dp * mbs);
+            const int M = static_cast<int>(B / dp_mbs);
             for (Schedule sch : schedules) {
               for (int vpp : vpps_of(sch)) {
                 for (Recompute rc : recomputes) {
@@ -168,13 +204,14 @@ Enumeration enumerate_candidates(const Problem& pb) {
                         return true;
                       };
                       if (sp && tp == 1 && fail(kSpNeedsTp)) continue;
-                      if (z > 0 && dp * cp == 1 && fail(kZeroNeedsDp)) continue;
+                      if (z > 0 && dp == 1 && cp == 1 && fail(kZeroNeedsDp)) continue;
                       if (z >= 2 && pp > 1 && fail(kZeroStage23NoPp)) continue;
                       if (pp == 1 && sch != pp1_schedule && fail(kPp1OneSchedule)) continue;
                       if (sch == Schedule::kInterleaved1F1B) {
                         if ((pp < 2 || vpp < 2) && fail(kInterleavedNeedsPp2)) continue;
                         if (M % pp != 0 && fail(kInterleavedMicrobatches)) continue;
-                        if (pp * vpp > m.layers && fail(kVppFitsLayers)) continue;
+                        if (static_cast<std::int64_t>(pp) * vpp > m.layers && fail(kVppFitsLayers))
+                          continue;
                       }
                       Candidate c;
                       c.gpus = N;
@@ -213,5 +250,85 @@ Enumeration enumerate_candidates(const Problem& pb) {
     en.rules.push_back(RuleCount{kRuleNames[r][0], kRuleNames[r][1], removed[r]});
   return en;
 }
+
+SweepSize sweep_size(const Problem& pb) {
+  // The loops of enumerate_candidates, visiting only the outer choices that pass every
+  // rule; below one (N, TP, CP, PP, micro-batch) choice the rules are independent
+  // conditions on (sp), (zero), (schedule, vpp), so the survivors are a product.
+  const ModelSpec& m = pb.model;
+  const SearchSpec& ss = pb.search;
+  const std::int64_t B = pb.training.global_batch_size;
+  const int domain = pb.cluster.nvlink_domain_size;
+  std::vector<Schedule> schedules = ss.schedule;
+  if (schedules.empty())
+    schedules = {Schedule::kGPipe, Schedule::k1F1B, Schedule::kInterleaved1F1B, Schedule::kZBH1};
+  const std::int64_t n_recompute = ss.recompute.empty() ? 3 : ss.recompute.size();
+  const std::vector<int> sps = ss.sp.empty() ? std::vector<int>{0, 1} : ss.sp;
+  const std::vector<int> zeros = ss.zero.empty() ? std::vector<int>{0, 1, 2, 3} : ss.zero;
+  const std::vector<int> mbs_values = ss.mbs.empty() ? auto_mbs_values(pb) : ss.mbs;
+  const std::vector<int> interleaved_vpps = ss.vpp.empty() ? auto_vpp_values() : ss.vpp;
+  const Schedule pp1_schedule =
+      std::find(schedules.begin(), schedules.end(), Schedule::k1F1B) != schedules.end()
+          ? Schedule::k1F1B
+          : schedules.front();
+  auto dividing = [](const std::vector<int>& listed, std::int64_t n) {
+    std::vector<int> out;
+    for (int v : listed)
+      if (v >= 1 && n % v == 0) out.push_back(v);
+    return out;
+  };
+
+  SweepSize total;
+  for (int N : pb.gpus) {
+    if (N < 1) continue;
+    const std::vector<int> tps = ss.tp.empty() ? auto_tp_values(pb, N) : dividing(ss.tp, N);
+    for (int tp : tps) {
+      if (m.attention_heads % tp != 0 || m.kv_heads % tp != 0) continue;
+      if (tp > domain && !pb.cluster.allow_tp_across_domains) continue;
+      const std::vector<int> cps = dividing(ss.cp.empty() ? auto_cp_values(pb, N) : ss.cp, N / tp);
+      for (int cp : cps) {
+        if (cp > 1 && m.seq_length % (2LL * cp) != 0) continue;
+        const int rest = N / tp / cp;
+        const std::vector<int> pps = ss.pp.empty() ? divisors(rest) : dividing(ss.pp, rest);
+        for (int pp : pps) {
+          if (pp > m.layers) continue;
+          const int dp = rest / pp;
+          std::int64_t n_sp = 0;
+          for (int sp : sps) n_sp += (sp && tp == 1) ? 0 : 1;
+          std::int64_t n_zero = 0;
+          for (int z : zeros) n_zero += (z > 0 && dp == 1 && cp == 1) || (z >= 2 && pp > 1) ? 0 : 1;
+          for (int mbs : mbs_values) {
+            const std::int64_t dp_mbs = static_cast<std::int64_t>(dp) * mbs;
+            if (mbs < 1 || B % dp_mbs != 0) continue;
+            const std::int64_t M = B / dp_mbs;
+            std::int64_t n_sched = 0;
+            std::int64_t stages = 0;  // Σ pp·vpp over the (schedule, vpp) choices
+            for (Schedule sch : schedules) {
+              if (pp == 1 && sch != pp1_schedule) continue;
+              if (sch != Schedule::kInterleaved1F1B) {
+                ++n_sched;
+                stages += pp;
+                continue;
+              }
+              if (pp < 2 || M % pp != 0) continue;
+              for (int vpp : interleaved_vpps) {
+                if (vpp >= 2 && static_cast<std::int64_t>(pp) * vpp <= m.layers) {
+                  ++n_sched;
+                  stages += static_cast<std::int64_t>(pp) * vpp;
+                }
+              }
+            }
+            const std::int64_t others = n_recompute * n_sp * n_zero;
+            total.candidates += others * n_sched;
+            total.stages += others * stages;
+          }
+        }
+      }
+    }
+  }
+  return total;
+}
+
+std::int64_t count_candidates(const Problem& pb) { return sweep_size(pb).candidates; }
 
 }  // namespace ppsearch

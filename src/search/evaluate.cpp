@@ -117,7 +117,8 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
 
   const int P = c.pp, v = c.vpp, M = c.num_microbatches;
   const int S = P * v;  // virtual stages
-  const int n_items = pb.model.layers + 2;
+  // 64-bit: model.layers may be INT_MAX in a Problem built in code.
+  const long long n_items = pb.model.layers + 2LL;
   if (S > n_items) {
     set_infeasible(&e, Infeasible::kTooFewLayers);
     return;

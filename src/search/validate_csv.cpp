@@ -4,16 +4,49 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "ppsearch/spec/keys.hpp"
 #include "ppsearch/util/error.hpp"
 #include "ppsearch/validate/runs_csv.hpp"
 
 namespace ppsearch {
 namespace {
+
+// Issues of one file, in order: the first kMaxIssues are kept, the rest only counted, so
+// that a file of a million bad rows gives a screenful of messages and bounded memory.
+constexpr std::size_t kMaxIssues = 20;
+
+class IssueList {
+ public:
+  void add(ConfigIssue issue) {
+    if (kept_.size() < kMaxIssues) {
+      kept_.push_back(std::move(issue));
+    } else {
+      ++dropped_;
+    }
+  }
+  bool empty() const { return kept_.empty(); }
+  // The kept issues, then one line with the number left out.
+  [[noreturn]] void raise(const std::string& source) {
+    if (dropped_ > 0) {
+      kept_.push_back(ConfigIssue{source, "",
+                                  "... and " + std::to_string(dropped_) + " more issues",
+                                  "the first " + std::to_string(kMaxIssues) + " are shown"});
+    }
+    throw ConfigError(std::move(kept_));
+  }
+
+ private:
+  std::vector<ConfigIssue> kept_;
+  std::int64_t dropped_ = 0;
+};
 
 std::string at(const std::string& source, int line) { return source + ":" + std::to_string(line); }
 
@@ -38,12 +71,15 @@ std::string lower(std::string s) {
 
 }  // namespace
 
+namespace {
+
 // RFC 4180 §2: records end at CRLF (LF accepted too); fields containing commas, quotes or line
-// breaks are enclosed in double quotes, and a quote inside is written twice.
-std::vector<CsvRecord> split_csv(const std::string& text, const std::string& source) {
+// breaks are enclosed in double quotes, and a quote inside is written twice. Hands each record
+// to `on_record` as soon as it is complete (one record in memory at a time).
+void split_records(const std::string& text, const std::string& source,
+                   const std::function<void(CsvRecord&&)>& on_record, IssueList* issues_out) {
   enum class State { kFieldStart, kUnquoted, kQuoted, kQuoteSeen };
-  std::vector<CsvRecord> records;
-  std::vector<ConfigIssue> issues;
+  IssueList& issues = *issues_out;
   const std::size_t n = text.size();
   std::size_t i = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;  // UTF-8 byte-order mark
   int line = 1;
@@ -60,7 +96,7 @@ std::vector<CsvRecord> split_csv(const std::string& text, const std::string& sou
   auto end_record = [&] {
     if (started) {
       end_field();
-      records.push_back(std::move(rec));
+      on_record(std::move(rec));
     }
     rec = CsvRecord{};
     field.clear();
@@ -69,7 +105,7 @@ std::vector<CsvRecord> split_csv(const std::string& text, const std::string& sou
   };
   // After an error: drop the record and carry on at the next line break.
   auto fail = [&](const std::string& what, const std::string& allowed) {
-    issues.push_back(ConfigIssue{at(source, line), "", excerpt(what), allowed});
+    issues.add(ConfigIssue{at(source, line), "", excerpt(what), allowed});
     while (i < n && text[i] != '\n') ++i;
     started = false;
     end_record();
@@ -133,12 +169,21 @@ std::vector<CsvRecord> split_csv(const std::string& text, const std::string& sou
     }
   }
   if (state == State::kQuoted) {
-    issues.push_back(ConfigIssue{at(source, quote_line), "", "\"" + excerpt(field),
-                                 "a quoted field closed by a double quote (RFC 4180)"});
+    issues.add(ConfigIssue{at(source, quote_line), "", "\"" + excerpt(field),
+                           "a quoted field closed by a double quote (RFC 4180)"});
   } else {
     end_record();
   }
-  if (!issues.empty()) throw ConfigError(std::move(issues));
+}
+
+}  // namespace
+
+std::vector<CsvRecord> split_csv(const std::string& text, const std::string& source) {
+  std::vector<CsvRecord> records;
+  IssueList issues;
+  split_records(
+      text, source, [&](CsvRecord&& rec) { records.push_back(std::move(rec)); }, &issues);
+  if (!issues.empty()) issues.raise(source);
   return records;
 }
 
@@ -165,7 +210,8 @@ class RowReader {
 
   // An integer written without decimals; nullopt when empty or malformed (then an issue unless
   // empty is allowed).
-  std::optional<int> integer(const char* name, int min, bool optional, const std::string& allowed) {
+  std::optional<int> integer(const char* name, int min, int max, bool optional,
+                             const std::string& allowed) {
     const std::string v = text(name);
     if (v.empty()) {
       if (!optional) issue(name, allowed);
@@ -178,7 +224,7 @@ class RowReader {
       return std::nullopt;
     }
     const int x = std::atoi(v.c_str());
-    if (x < min) {
+    if (x < min || x > max) {
       issue(name, allowed);
       return std::nullopt;
     }
@@ -209,8 +255,8 @@ class RowReader {
   std::vector<ConfigIssue>* issues_;
 };
 
-const char* const kIntRequired = "an integer >= 1";
-const char* const kIntOptional = "an integer >= 1, or empty (not stated)";
+// The column ranges are those of the configuration keys the columns set (spec/keys.hpp).
+std::string int_range(int max) { return "an integer in [1, " + std::to_string(max) + "]"; }
 
 RunRecord read_row(const std::string& source, const CsvRecord& rec,
                    const std::map<std::string, int>& col, std::vector<ConfigIssue>* issues) {
@@ -223,19 +269,21 @@ RunRecord read_row(const std::string& source, const CsvRecord& rec,
   run.source = r.text("source");
 
   const std::size_t before = issues->size();
-  auto req = [&](const char* name, int* out) {
-    if (auto v = r.integer(name, 1, false, kIntRequired)) *out = *v;
+  auto req = [&](const char* name, int max, int* out) {
+    if (auto v = r.integer(name, 1, max, false, int_range(max))) *out = *v;
   };
-  auto opt0 = [&](const char* name, int* out) {
-    if (auto v = r.integer(name, 1, true, kIntOptional)) *out = *v;
+  auto opt0 = [&](const char* name, int max, int* out) {
+    if (auto v = r.integer(name, 1, max, true, int_range(max) + ", or empty (not stated)")) {
+      *out = *v;
+    }
   };
-  req("layers", &run.layers);
-  req("hidden_size", &run.hidden_size);
-  opt0("ffn_hidden_size", &run.ffn_hidden_size);
-  req("attention_heads", &run.attention_heads);
-  opt0("kv_heads", &run.kv_heads);
-  opt0("vocab_size", &run.vocab_size);
-  req("seq_length", &run.seq_length);
+  req("layers", kMaxLayers, &run.layers);
+  req("hidden_size", kMaxHiddenSize, &run.hidden_size);
+  opt0("ffn_hidden_size", kMaxFfnHiddenSize, &run.ffn_hidden_size);
+  req("attention_heads", kMaxHeads, &run.attention_heads);
+  opt0("kv_heads", kMaxHeads, &run.kv_heads);
+  opt0("vocab_size", kMaxVocabSize, &run.vocab_size);
+  req("seq_length", kMaxSeqLength, &run.seq_length);
 
   const std::string mlp = lower(r.text("mlp"));
   if (mlp == "swiglu") {
@@ -255,18 +303,21 @@ RunRecord read_row(const std::string& source, const CsvRecord& rec,
             "a GPU name of letters, digits and '-' (a100-80gb, a100-40gb, h100-80gb, h100-96gb, "
             "h200, gb200)");
   }
-  req("gpus", &run.gpus);
-  opt0("gpus_per_node", &run.gpus_per_node);
-  if (auto v = r.number("network_gbit_per_s", 0, 1e9, "a number > 0 (Gbit/s per GPU), or empty")) {
+  req("gpus", kMaxGpus, &run.gpus);
+  opt0("gpus_per_node", kMaxGpusPerNode, &run.gpus_per_node);
+  // As cluster.network_bandwidth_gbit_per_s: [1, 1e5] Gbit/s (docs/configuration.md).
+  if (auto v = r.number("network_gbit_per_s", std::nextafter(1.0, 0.0), 1e5,
+                        "a number in [1, 100000] (Gbit/s per GPU), or empty")) {
     run.network_gbit_per_s = *v;
   }
-  req("tp", &run.tp);
-  req("pp", &run.pp);
-  run.vpp = r.integer("vpp", 1, true, "an integer >= 1, or empty (searched)");
-  req("cp", &run.cp);
-  req("dp", &run.dp);
-  run.mbs = r.integer("mbs", 1, true, "an integer >= 1, or empty (searched)");
-  req("global_batch_size", &run.global_batch_size);
+  req("tp", kMaxGpus, &run.tp);
+  req("pp", kMaxGpus, &run.pp);
+  run.vpp = r.integer("vpp", 1, kMaxVpp, true, int_range(kMaxVpp) + ", or empty (searched)");
+  req("cp", kMaxGpus, &run.cp);
+  req("dp", kMaxGpus, &run.dp);
+  run.mbs = r.integer("mbs", 1, kMaxGlobalBatch, true,
+                      int_range(kMaxGlobalBatch) + ", or empty (searched)");
+  req("global_batch_size", kMaxGlobalBatch, &run.global_batch_size);
 
   const std::string rc = lower(r.text("recompute"));
   if (!rc.empty()) {
@@ -363,54 +414,80 @@ RunRecord read_row(const std::string& source, const CsvRecord& rec,
 }  // namespace
 
 std::vector<RunRecord> parse_runs_csv(const std::string& text, const std::string& source) {
-  const std::vector<CsvRecord> records = split_csv(text, source);
-  std::vector<ConfigIssue> issues;
-  if (records.empty()) {
-    throw ConfigError(ConfigIssue{source, "", "no header",
-                                  "a header naming the runs columns, then one row per run"});
-  }
-  const CsvRecord& header = records.front();
+  // One pass: each record is checked as the splitter completes it, so that only the runs
+  // (not every field of every row) are held. Splitting issues win over header issues, and
+  // those over row issues, as when the steps ran one after the other.
+  IssueList split_issues;
+  IssueList header_issues;
+  IssueList issues;
+  bool have_header = false;
+  CsvRecord header;
   std::map<std::string, int> col;
-  for (std::size_t k = 0; k < header.fields.size(); ++k) {
-    const std::string name = trim(header.fields[k]);
-    if (!col.emplace(name, static_cast<int>(k)).second) {
-      issues.push_back(
-          ConfigIssue{at(source, header.line), "header", name,
-                      "each column once (column " + std::to_string(k + 1) + " repeats it)"});
-    }
-  }
-  std::string missing;
-  for (const char* name : kRunsColumns) {
-    if (col.count(name) == 0) missing += (missing.empty() ? "" : ", ") + std::string(name);
-  }
-  if (!missing.empty()) {
-    issues.push_back(ConfigIssue{at(source, header.line), "header", "missing " + missing,
-                                 "every column of the runs schema (docs/validation.md)"});
-  }
-  if (!issues.empty()) throw ConfigError(std::move(issues));
-
   std::vector<RunRecord> runs;
   std::map<std::string, int> first_line;
-  for (std::size_t k = 1; k < records.size(); ++k) {
-    const CsvRecord& rec = records[k];
+  std::vector<ConfigIssue> row_issues;
+
+  auto on_header = [&](CsvRecord&& rec) {
+    header = std::move(rec);
+    have_header = true;
+    for (std::size_t k = 0; k < header.fields.size(); ++k) {
+      const std::string name = trim(header.fields[k]);
+      if (!col.emplace(name, static_cast<int>(k)).second) {
+        header_issues.add(
+            ConfigIssue{at(source, header.line), "header", name,
+                        "each column once (column " + std::to_string(k + 1) + " repeats it)"});
+      }
+    }
+    std::string missing;
+    for (const char* name : kRunsColumns) {
+      if (col.count(name) == 0) missing += (missing.empty() ? "" : ", ") + std::string(name);
+    }
+    if (!missing.empty()) {
+      header_issues.add(ConfigIssue{at(source, header.line), "header", "missing " + missing,
+                                    "every column of the runs schema (docs/validation.md)"});
+    }
+  };
+  auto on_row = [&](CsvRecord&& rec) {
+    if (!header_issues.empty()) return;  // the columns are unknown
     if (rec.fields.size() != header.fields.size()) {
-      issues.push_back(
+      issues.add(
           ConfigIssue{at(source, rec.line), "", std::to_string(rec.fields.size()) + " fields",
                       std::to_string(header.fields.size()) + " fields, as many as the header has"});
-      continue;
+      return;
     }
-    RunRecord run = read_row(source, rec, col, &issues);
+    row_issues.clear();
+    RunRecord run = read_row(source, rec, col, &row_issues);
+    for (ConfigIssue& i : row_issues) issues.add(std::move(i));
     if (!run.id.empty()) {
       const auto [it, fresh] = first_line.emplace(run.id, rec.line);
       if (!fresh) {
-        issues.push_back(
-            ConfigIssue{at(source, rec.line), "id", run.id,
-                        "a unique id (also on line " + std::to_string(it->second) + ")"});
+        issues.add(ConfigIssue{at(source, rec.line), "id", run.id,
+                               "a unique id (also on line " + std::to_string(it->second) + ")"});
       }
     }
-    runs.push_back(std::move(run));
+    if (issues.empty()) {
+      runs.push_back(std::move(run));
+    } else if (!runs.empty()) {
+      std::vector<RunRecord>().swap(runs);  // the file is rejected: keep no rows
+    }
+  };
+  split_records(
+      text, source,
+      [&](CsvRecord&& rec) {
+        if (have_header) {
+          on_row(std::move(rec));
+        } else {
+          on_header(std::move(rec));
+        }
+      },
+      &split_issues);
+  if (!split_issues.empty()) split_issues.raise(source);
+  if (!have_header) {
+    throw ConfigError(ConfigIssue{source, "", "no header",
+                                  "a header naming the runs columns, then one row per run"});
   }
-  if (!issues.empty()) throw ConfigError(std::move(issues));
+  if (!header_issues.empty()) header_issues.raise(source);
+  if (!issues.empty()) issues.raise(source);
   return runs;
 }
 

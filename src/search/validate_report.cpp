@@ -225,7 +225,7 @@ void print_validation_report(std::ostream& os, const std::vector<RunRecord>& run
   os << "\nRanking fidelity (rows of one model on one GPU type with the same sequences per GPU "
         "per step; pairs with equal measured times skipped):\n";
   if (families.empty()) os << "  no family with two or more modelled rows\n";
-  int pairs = 0, concordant = 0;
+  std::int64_t pairs = 0, concordant = 0;
   std::size_t label_w = 0;
   for (const FamilyRanking& f : families) label_w = std::max(label_w, f.label.size());
   for (const FamilyRanking& f : families) {
@@ -235,11 +235,11 @@ void print_validation_report(std::ostream& os, const std::vector<RunRecord>& run
        << f.pairs << " pairs in the measured order";
     if (f.measured_ties > 0) os << " (" << f.measured_ties << " tied pairs skipped)";
     os << "\n";
-    const std::size_t shown = std::min<std::size_t>(f.discordant.size(), 5);
+    // The first discordant pairs are spelled out; their total is pairs − concordant.
+    const std::size_t shown = std::min<std::size_t>(f.discordant.size(), kMaxDiscordantShown);
     for (std::size_t k = 0; k < shown; ++k) os << "      " << f.discordant[k] << "\n";
-    if (f.discordant.size() > shown) {
-      os << "      ... and " << f.discordant.size() - shown << " more\n";
-    }
+    const std::int64_t more = f.pairs - f.concordant - static_cast<std::int64_t>(shown);
+    if (more > 0) os << "      ... and " << more << " more\n";
   }
   if (!families.empty()) {
     os << "  total: " << concordant << "/" << pairs << " pairs in the measured order\n";

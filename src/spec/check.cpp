@@ -73,7 +73,9 @@ void check_search(Checker& c) {
               "at most the largest GPU count (search.gpus = " + key_value(p, "search.gpus") + ")");
       }
     }
-    const int min_product = min_or(s.tp, 1) * min_or(s.pp, 1) * min_or(s.cp, 1);
+    // 64-bit: each degree is at most kMaxGpus (2^17), so the product stays below 2^51.
+    const long long min_product =
+        1LL * min_or(s.tp, 1) * min_or(s.pp, 1) * static_cast<long long>(min_or(s.cp, 1));
     if (min_or(s.tp, 1) <= max_gpus && min_or(s.pp, 1) <= max_gpus && min_or(s.cp, 1) <= max_gpus &&
         min_product > max_gpus) {
       c.add("search.tp", "tp x pp x cp (smallest values: " + std::to_string(min_product) +
@@ -114,9 +116,9 @@ void check_search(Checker& c) {
   // (embedding, layers, output layer; algorithms.md §0).
   if (p.model.layers >= 1 && !s.pp.empty()) {
     const long long stages = static_cast<long long>(min_or(s.pp, 1)) * min_or(s.vpp, 1);
-    if (stages > p.model.layers + 2) {
+    if (stages > p.model.layers + 2LL) {
       c.add("search.pp", "pp x vpp (smallest values: " + std::to_string(stages) +
-                             ") at most model.layers + 2 (" + std::to_string(p.model.layers + 2) +
+                             ") at most model.layers + 2 (" + std::to_string(p.model.layers + 2LL) +
                              ")");
     }
   }

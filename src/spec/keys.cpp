@@ -50,6 +50,7 @@ struct KeyDef {
   bool has_hi = false;
   bool allow_auto = false;           // lists: "auto" = empty = every valid value
   bool allow_empty = false;          // lists: an empty value means an empty list
+  std::size_t max_items = 0;         // lists: most values after de-duplication (0 = no limit)
   std::vector<std::string> choices;  // kEnum / kEnumList names (index = stored value); kString set
   std::string allowed;               // filled from the fields above unless given
   std::string help;
@@ -75,10 +76,15 @@ std::string number_text(double x) {
 
 std::string int_text(double x) { return std::to_string(static_cast<long long>(x)); }
 
+// A range bound: whole numbers as plain digits ("100000", not "1e+05").
+std::string bound_text(double x, bool integer) {
+  return integer || (x == std::floor(x) && std::fabs(x) < 1e15) ? int_text(x) : number_text(x);
+}
+
 std::string describe_range(const KeyDef& d, bool integer) {
-  const std::string lo = integer ? int_text(d.lo) : number_text(d.lo);
+  const std::string lo = bound_text(d.lo, integer);
   if (!d.has_hi) return (d.lo_open ? "> " : "≥ ") + lo;
-  const std::string hi = integer ? int_text(d.hi) : number_text(d.hi);
+  const std::string hi = bound_text(d.hi, integer);
   return std::string("in ") + (d.lo_open ? "(" : "[") + lo + ", " + hi + (d.hi_open ? ")" : "]");
 }
 
@@ -104,8 +110,12 @@ std::string generated_allowed(const KeyDef& d) {
     case KeyType::kEnum:
       return "one of " + join(d.choices, ", ");
     case KeyType::kIntList:
-      return "a comma list of integers " + describe_range(d, true) +
-             (d.allow_auto ? ", or auto" : "");
+      // The item limit is worth saying only where the range holds more values than it.
+      return "a comma list of " +
+             (d.max_items > 0 && d.has_hi && d.hi - d.lo + 1 > static_cast<double>(d.max_items)
+                  ? "at most " + std::to_string(d.max_items) + " "
+                  : std::string()) +
+             "integers " + describe_range(d, true) + (d.allow_auto ? ", or auto" : "");
     case KeyType::kEnumList:
       return "a comma list of " + join(d.choices, ", ") + (d.allow_auto ? ", or auto" : "");
   }
@@ -142,6 +152,16 @@ KeyDef float_key(const char* name, double& (*ref)(Problem&), Unit unit, double l
 KeyDef fraction_key(const char* name, double& (*ref)(Problem&), bool lo_open, const char* help) {
   KeyDef d = float_key(name, ref, kNoUnit, 0.0, lo_open, help);
   d.hi = 1.0;
+  d.has_hi = true;
+  return d;
+}
+
+// Sets a closed range [lo, hi] (file units) on a row built above.
+KeyDef within(KeyDef d, double lo, double hi) {
+  d.lo = lo;
+  d.hi = hi;
+  d.lo_open = false;
+  d.hi_open = false;
   d.has_hi = true;
   return d;
 }
@@ -187,6 +207,7 @@ KeyDef int_list_key(const char* name, std::vector<int>& (*ref)(Problem&), double
   d.hi = hi;
   d.has_hi = has_hi;
   d.allow_auto = true;
+  d.max_items = static_cast<std::size_t>(kMaxListItems);
   d.help = help;
   d.list_ref = ref;
   return d;
@@ -235,24 +256,24 @@ std::vector<KeyDef> build_table() {
   // ---- [model] -------------------------------------------------------------
   t.push_back(string_key("model.name", PPSEARCH_REF(std::string, model.name),
                          "label used in reports and default output names"));
-  t.push_back(
-      int_key("model.layers", PPSEARCH_REF(int, model.layers), 1, "transformer layers L_t"));
-  t.push_back(
-      int_key("model.hidden_size", PPSEARCH_REF(int, model.hidden_size), 1, "model width h"));
+  t.push_back(int_key("model.layers", PPSEARCH_REF(int, model.layers), 1, "transformer layers L_t",
+                      kMaxLayers, true));
+  t.push_back(int_key("model.hidden_size", PPSEARCH_REF(int, model.hidden_size), 1, "model width h",
+                      kMaxHiddenSize, true));
   t.push_back(int_key("model.ffn_hidden_size", PPSEARCH_REF(int, model.ffn_hidden_size), 1,
-                      "MLP width F (width of each MLP matrix)"));
+                      "MLP width F (width of each MLP matrix)", kMaxFfnHiddenSize, true));
   t.push_back(int_key("model.attention_heads", PPSEARCH_REF(int, model.attention_heads), 1,
-                      "query heads a"));
+                      "query heads a", kMaxHeads, true));
   t.push_back(int_key("model.kv_heads", PPSEARCH_REF(int, model.kv_heads), 0,
-                      "key/value heads g (GQA); 0 = attention_heads (MHA)"));
-  t.back().allowed = "an integer ≥ 0 (0 = model.attention_heads)";
+                      "key/value heads g (GQA); 0 = attention_heads (MHA)", kMaxHeads, true));
+  t.back().allowed = "an integer in [0, 16384] (0 = model.attention_heads)";
   t.push_back(int_key("model.head_dim", PPSEARCH_REF(int, model.head_dim), 0,
-                      "width of one head d_h; 0 = hidden_size / attention_heads"));
-  t.back().allowed = "an integer ≥ 0 (0 = model.hidden_size / model.attention_heads)";
-  t.push_back(
-      int_key("model.vocab_size", PPSEARCH_REF(int, model.vocab_size), 1, "padded vocabulary V"));
-  t.push_back(
-      int_key("model.seq_length", PPSEARCH_REF(int, model.seq_length), 1, "tokens per sequence s"));
+                      "width of one head d_h; 0 = hidden_size / attention_heads", kMaxHeads, true));
+  t.back().allowed = "an integer in [0, 16384] (0 = model.hidden_size / model.attention_heads)";
+  t.push_back(int_key("model.vocab_size", PPSEARCH_REF(int, model.vocab_size), 1,
+                      "padded vocabulary V", kMaxVocabSize, true));
+  t.push_back(int_key("model.seq_length", PPSEARCH_REF(int, model.seq_length), 1,
+                      "tokens per sequence s", kMaxSeqLength, true));
   t.push_back(enum_key(
       "model.mlp", enum_names<MlpKind, 2>(),
       [](const Problem& p) { return static_cast<int>(p.model.mlp); },
@@ -263,7 +284,7 @@ std::vector<KeyDef> build_table() {
 
   // ---- [training] ----------------------------------------------------------
   t.push_back(int_key("training.global_batch_size", PPSEARCH_REF(int, training.global_batch_size),
-                      1, "sequences per optimizer step B"));
+                      1, "sequences per optimizer step B", kMaxGlobalBatch, true));
   t.push_back(string_key("training.precision", PPSEARCH_REF(std::string, training.precision),
                          "compute dtype", {"bf16"}));
   t.push_back(enum_key(
@@ -283,36 +304,53 @@ std::vector<KeyDef> build_table() {
 
   // ---- [gpu] ---------------------------------------------------------------
   t.push_back(string_key("gpu.name", PPSEARCH_REF(std::string, gpu.name), "GPU label, e.g. h200"));
-  t.push_back(float_key("gpu.peak_tflops", PPSEARCH_REF(double, gpu.peak_flop_per_s), kTflops, 0,
-                        true, "dense 16-bit tensor-core peak per GPU (no sparsity)"));
-  t.push_back(float_key("gpu.memory_gb", PPSEARCH_REF(double, gpu.memory_bytes), kGB, 0, true,
-                        "HBM capacity per GPU"));
-  t.push_back(float_key("gpu.memory_bandwidth_gb_per_s", PPSEARCH_REF(double, gpu.hbm_bytes_per_s),
-                        kGBps, 0, true, "HBM bandwidth per GPU"));
+  // Float ranges: docs/configuration.md "Ranges" gives the reasoning for each band.
   t.push_back(
-      int_key("gpu.sm_count", PPSEARCH_REF(int, gpu.sm_count), 1,
-              "streaming multiprocessors, for GEMM wave quantisation (algorithms.md §3.3)"));
+      within(float_key("gpu.peak_tflops", PPSEARCH_REF(double, gpu.peak_flop_per_s), kTflops, 0,
+                       true, "dense 16-bit tensor-core peak per GPU (no sparsity)"),
+             1, 1e5));
+  t.push_back(within(float_key("gpu.memory_gb", PPSEARCH_REF(double, gpu.memory_bytes), kGB, 0,
+                               true, "HBM capacity per GPU"),
+                     1, 1e4));
+  t.push_back(
+      within(float_key("gpu.memory_bandwidth_gb_per_s", PPSEARCH_REF(double, gpu.hbm_bytes_per_s),
+                       kGBps, 0, true, "HBM bandwidth per GPU"),
+             1, 1e6));
+  t.push_back(int_key("gpu.sm_count", PPSEARCH_REF(int, gpu.sm_count), 1,
+                      "streaming multiprocessors, for GEMM wave quantisation (algorithms.md §3.3)",
+                      kMaxSmCount, true));
   t.push_back(int_key("gpu.gemm_tile_m", PPSEARCH_REF(int, gpu.gemm_tile_m), 1,
-                      "GEMM output-tile rows, for tile/wave quantisation"));
+                      "GEMM output-tile rows, for tile/wave quantisation", kMaxGemmTile, true));
   t.push_back(int_key("gpu.gemm_tile_n", PPSEARCH_REF(int, gpu.gemm_tile_n), 1,
-                      "GEMM output-tile columns, for tile/wave quantisation"));
-  t.push_back(fraction_key("gpu.gemm_efficiency", PPSEARCH_REF(double, gpu.gemm_efficiency), true,
-                           "achievable fraction of peak for large GEMMs (measured MAMF / peak)"));
-  t.push_back(float_key("gpu.gemm_overhead_us", PPSEARCH_REF(double, gpu.gemm_overhead_s), kUs, 0,
-                        false, "fixed cost per GEMM kernel (launch, prologue, tail)"));
-  t.push_back(fraction_key("gpu.attention_efficiency",
-                           PPSEARCH_REF(double, gpu.attention_efficiency), true,
-                           "achieved fraction of peak in fused (Flash) attention"));
-  t.push_back(fraction_key("gpu.memory_efficiency", PPSEARCH_REF(double, gpu.memory_efficiency),
-                           true, "achieved fraction of HBM bandwidth in memory-bound kernels"));
-  t.push_back(float_key("gpu.memory_reserved_gb", PPSEARCH_REF(double, gpu.memory_reserved_bytes),
-                        kGB, 0, false,
-                        "memory the model cannot use: CUDA context, library workspaces"));
-  t.push_back(float_key("gpu.activation_overhead", PPSEARCH_REF(double, gpu.activation_overhead),
-                        kNoUnit, 1, false,
-                        "factor on activation memory for allocator fragmentation and temporaries"));
-  t.push_back(float_key("gpu.comm_buffer_gb", PPSEARCH_REF(double, gpu.comm_buffer_bytes), kGB, 0,
-                        false, "memory per NCCL communicator a rank belongs to"));
+                      "GEMM output-tile columns, for tile/wave quantisation", kMaxGemmTile, true));
+  t.push_back(
+      within(fraction_key("gpu.gemm_efficiency", PPSEARCH_REF(double, gpu.gemm_efficiency), true,
+                          "achievable fraction of peak for large GEMMs (measured MAMF / peak)"),
+             0.01, 1));
+  t.push_back(
+      within(float_key("gpu.gemm_overhead_us", PPSEARCH_REF(double, gpu.gemm_overhead_s), kUs, 0,
+                       false, "fixed cost per GEMM kernel (launch, prologue, tail)"),
+             0, 1e3));
+  t.push_back(within(
+      fraction_key("gpu.attention_efficiency", PPSEARCH_REF(double, gpu.attention_efficiency), true,
+                   "achieved fraction of peak in fused (Flash) attention"),
+      0.01, 1));
+  t.push_back(
+      within(fraction_key("gpu.memory_efficiency", PPSEARCH_REF(double, gpu.memory_efficiency),
+                          true, "achieved fraction of HBM bandwidth in memory-bound kernels"),
+             0.01, 1));
+  t.push_back(within(
+      float_key("gpu.memory_reserved_gb", PPSEARCH_REF(double, gpu.memory_reserved_bytes), kGB, 0,
+                false, "memory the model cannot use: CUDA context, library workspaces"),
+      0, 1e4));
+  t.push_back(
+      within(float_key("gpu.activation_overhead", PPSEARCH_REF(double, gpu.activation_overhead),
+                       kNoUnit, 1, false,
+                       "factor on activation memory for allocator fragmentation and temporaries"),
+             1, 10));
+  t.push_back(within(float_key("gpu.comm_buffer_gb", PPSEARCH_REF(double, gpu.comm_buffer_bytes),
+                               kGB, 0, false, "memory per NCCL communicator a rank belongs to"),
+                     0, 100));
 
   // ---- [cluster] -----------------------------------------------------------
   t.push_back(string_key("cluster.name", PPSEARCH_REF(std::string, cluster.name),
@@ -321,32 +359,40 @@ std::vector<KeyDef> build_table() {
                          "GPU preset of the cluster (configs/gpus/NAME.ini); loaded before the "
                          "cluster file, whose [gpu] keys override it"));
   t.push_back(int_key("cluster.gpus_per_node", PPSEARCH_REF(int, cluster.gpus_per_node), 1,
-                      "GPUs per node; --gpus START:END steps by this"));
+                      "GPUs per node; --gpus START:END steps by this", kMaxGpusPerNode, true));
   t.push_back(int_key("cluster.nvlink_domain_size", PPSEARCH_REF(int, cluster.nvlink_domain_size),
-                      0, "GPUs sharing one NVLink domain (72 for NVL72); 0 = gpus_per_node"));
-  t.back().allowed = "an integer ≥ 0 (0 = cluster.gpus_per_node)";
-  t.push_back(float_key("cluster.nvlink_bandwidth_gb_per_s",
-                        PPSEARCH_REF(double, cluster.nvlink_bytes_per_s), kGBps, 0, true,
-                        "NVLink line rate per GPU, per direction (NVLink 4: 450; NVLink 5: 900)"));
-  t.push_back(float_key("cluster.nvlink_latency_us", PPSEARCH_REF(double, cluster.nvlink_latency_s),
-                        kUs, 0, false,
-                        "latency of one transfer step over NVLink (alpha per hop, "
-                        "algorithms.md §5.3)"));
-  t.push_back(float_key("cluster.network_bandwidth_gbit_per_s",
-                        PPSEARCH_REF(double, cluster.network_bytes_per_s), kGbitps, 0, true,
-                        "scale-out NIC line rate per GPU, per direction (NDR: 400)"));
-  t.push_back(float_key("cluster.network_latency_us",
-                        PPSEARCH_REF(double, cluster.network_latency_s), kUs, 0, false,
-                        "latency of one transfer step over the network (alpha per hop, "
-                        "algorithms.md §5.3)"));
+                      0, "GPUs sharing one NVLink domain (72 for NVL72); 0 = gpus_per_node",
+                      kMaxGpus, true));
+  t.back().allowed = "an integer in [0, 131072] (0 = cluster.gpus_per_node)";
+  t.push_back(
+      within(float_key("cluster.nvlink_bandwidth_gb_per_s",
+                       PPSEARCH_REF(double, cluster.nvlink_bytes_per_s), kGBps, 0, true,
+                       "NVLink line rate per GPU, per direction (NVLink 4: 450; NVLink 5: 900)"),
+             1, 1e5));
+  t.push_back(within(float_key("cluster.nvlink_latency_us",
+                               PPSEARCH_REF(double, cluster.nvlink_latency_s), kUs, 0, false,
+                               "latency of one transfer step over NVLink (alpha per hop, "
+                               "algorithms.md §5.3)"),
+                     0, 1e3));
+  t.push_back(within(float_key("cluster.network_bandwidth_gbit_per_s",
+                               PPSEARCH_REF(double, cluster.network_bytes_per_s), kGbitps, 0, true,
+                               "scale-out NIC line rate per GPU, per direction (NDR: 400)"),
+                     1, 1e5));
+  t.push_back(within(float_key("cluster.network_latency_us",
+                               PPSEARCH_REF(double, cluster.network_latency_s), kUs, 0, false,
+                               "latency of one transfer step over the network (alpha per hop, "
+                               "algorithms.md §5.3)"),
+                     0, 1e3));
   t.push_back(string_key("cluster.fabric", PPSEARCH_REF(std::string, cluster.fabric),
                          "scale-out fabric: infiniband, roce, ... (informational)"));
-  t.push_back(fraction_key("cluster.nvlink_efficiency",
-                           PPSEARCH_REF(double, cluster.nvlink_efficiency), true,
-                           "achieved collective bus bandwidth / NVLink line rate"));
-  t.push_back(fraction_key("cluster.network_efficiency",
-                           PPSEARCH_REF(double, cluster.network_efficiency), true,
-                           "achieved bus bandwidth / NIC line rate"));
+  t.push_back(within(
+      fraction_key("cluster.nvlink_efficiency", PPSEARCH_REF(double, cluster.nvlink_efficiency),
+                   true, "achieved collective bus bandwidth / NVLink line rate"),
+      0.01, 1));
+  t.push_back(within(
+      fraction_key("cluster.network_efficiency", PPSEARCH_REF(double, cluster.network_efficiency),
+                   true, "achieved bus bandwidth / NIC line rate"),
+      0.01, 1));
   t.push_back(fraction_key("cluster.tp_comm_overlap", PPSEARCH_REF(double, cluster.tp_comm_overlap),
                            false, "fraction of TP communication hidden behind compute"));
   t.push_back(fraction_key("cluster.dp_comm_overlap", PPSEARCH_REF(double, cluster.dp_comm_overlap),
@@ -363,22 +409,23 @@ std::vector<KeyDef> build_table() {
                        "allow tensor-parallel groups to span NVLink domains"));
 
   // ---- [search] ------------------------------------------------------------
-  KeyDef gpus = int_list_key("search.gpus", PPSEARCH_REF(std::vector<int>, gpus), 1, kIntMax, false,
+  KeyDef gpus = int_list_key("search.gpus", PPSEARCH_REF(std::vector<int>, gpus), 1, kMaxGpus, true,
                              "GPU counts to search (normally set by --gpus)");
   gpus.allow_auto = false;
   gpus.allow_empty = true;
-  gpus.allowed = "a comma list of GPU counts ≥ 1";
+  gpus.max_items = static_cast<std::size_t>(kMaxGpuCounts);
+  gpus.allowed = "a comma list of at most 10000 GPU counts in [1, 131072]";
   t.push_back(gpus);
-  t.push_back(int_list_key("search.tp", PPSEARCH_REF(std::vector<int>, search.tp), 1, kIntMax,
-                           false, "tensor-parallel degrees"));
-  t.push_back(int_list_key("search.pp", PPSEARCH_REF(std::vector<int>, search.pp), 1, kIntMax,
-                           false, "pipeline-parallel degrees"));
-  t.push_back(int_list_key("search.cp", PPSEARCH_REF(std::vector<int>, search.cp), 1, kIntMax,
-                           false, "context-parallel degrees"));
-  t.push_back(int_list_key("search.vpp", PPSEARCH_REF(std::vector<int>, search.vpp), 1, kIntMax,
-                           false, "model chunks per pipeline rank (1 = not interleaved)"));
-  t.push_back(int_list_key("search.mbs", PPSEARCH_REF(std::vector<int>, search.mbs), 1, kIntMax,
-                           false, "micro-batch sizes in sequences"));
+  t.push_back(int_list_key("search.tp", PPSEARCH_REF(std::vector<int>, search.tp), 1, kMaxGpus,
+                           true, "tensor-parallel degrees"));
+  t.push_back(int_list_key("search.pp", PPSEARCH_REF(std::vector<int>, search.pp), 1, kMaxGpus,
+                           true, "pipeline-parallel degrees"));
+  t.push_back(int_list_key("search.cp", PPSEARCH_REF(std::vector<int>, search.cp), 1, kMaxGpus,
+                           true, "context-parallel degrees"));
+  t.push_back(int_list_key("search.vpp", PPSEARCH_REF(std::vector<int>, search.vpp), 1, kMaxVpp,
+                           true, "model chunks per pipeline rank (1 = not interleaved)"));
+  t.push_back(int_list_key("search.mbs", PPSEARCH_REF(std::vector<int>, search.mbs), 1,
+                           kMaxGlobalBatch, true, "micro-batch sizes in sequences"));
   t.push_back(enum_list_key(
       "search.schedule", enum_names<Schedule, kNumSchedules>(),
       [](const Problem& p) { return enums_to_ints(p.search.schedule); },
@@ -408,6 +455,10 @@ std::vector<KeyDef> build_table() {
       [](const Problem& p) { return p.search.full_simulation ? 1 : 0; },
       [](Problem& p, int v) { p.search.full_simulation = (v == 1); },
       "schedule simulation: fast (periodic steady state) or full (every micro-batch)"));
+  t.push_back(int_key("search.max_candidates", PPSEARCH_REF(int, search.max_candidates), 1,
+                      "sweep budget: a search with more candidates stops before it starts "
+                      "(exit 2); also --max-candidates",
+                      kMaxCandidatesLimit, true));
 
   for (auto& d : t) {
     if (d.allowed.empty()) d.allowed = generated_allowed(d);
@@ -512,7 +563,7 @@ bool parse_list(const KeyDef& d, const std::string& s, std::vector<int>* out) {
   }
   std::sort(out->begin(), out->end());
   out->erase(std::unique(out->begin(), out->end()), out->end());
-  return true;
+  return d.max_items == 0 || out->size() <= d.max_items;
 }
 
 // Parses `s` and stores it; false if `s` is not allowed.

@@ -6,7 +6,7 @@ rm -rf results out
 mkdir -p out
 # Unknown option value / bad list.
 expect_rc 2 "$PPSEARCH" --gpus 128 --tp 3x
-expect_stderr "ppsearch: error: --tp: search.tp = 3x: a comma list of integers ≥ 1, or auto"
+expect_stderr "ppsearch: error: --tp: search.tp = 3x: a comma list of at most 256 integers in [1, 131072], or auto"
 # Missing --gpus.
 expect_rc 2 "$PPSEARCH"
 expect_stderr "ppsearch: error: --gpus: (missing): required, e.g. --gpus 128 or --gpus 64:1024"
@@ -26,10 +26,10 @@ expect_stderr "ppsearch: error: typo.ini:3: model.hiden_size = 8192: unknown key
 # Bad value in a file.
 printf '[model]\nhidden_size = abc\n' > badval.ini
 expect_rc 2 "$PPSEARCH" --gpus 128 --config badval.ini
-expect_stderr "ppsearch: error: badval.ini:2: model.hidden_size = abc: an integer ≥ 1"
+expect_stderr "ppsearch: error: badval.ini:2: model.hidden_size = abc: an integer in [1, 262144]"
 # Bad --set.
 expect_rc 2 "$PPSEARCH" --gpus 128 --set training.global_batch_size=-5
-expect_stderr "ppsearch: error: --set: training.global_batch_size = -5: an integer ≥ 1"
+expect_stderr "ppsearch: error: --set: training.global_batch_size = -5: an integer in [1, 16777216]"
 [ ! -e results ] && ok "nothing written on usage errors" || bad "results written on a usage error"
 # Existing output is not overwritten without --overwrite.
 echo keep > out/existing.h5

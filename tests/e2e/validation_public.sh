@@ -144,7 +144,7 @@ with open(sys.argv[2], "w", newline="") as f:
     csv.writer(f, lineterminator="\n").writerows(rows[:5])
 PY
 expect_rc 2 "$PPSEARCH_VALIDATE" bad.csv --output bad.h5
-expect_stderr "ppsearch-validate: error: bad.csv:2: tp = x: an integer >= 1"
+expect_stderr "ppsearch-validate: error: bad.csv:2: tp = x: an integer in [1, 131072]"
 expect_stderr "ppsearch-validate: error: bad.csv:4: mlp = relu: swiglu or gelu"
 [ ! -e bad.h5 ] && ok "nothing written for a malformed file" || bad "bad.h5 was written"
 

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 
 #include <filesystem>
 #include <fstream>
@@ -44,10 +46,11 @@ TEST(Cli, HelpAndVersionExitZero) {
   EXPECT_EQ(out.exit_code, 0);
   EXPECT_EQ(out.text.rfind("Usage: ppsearch --gpus LIST [options]\n", 0), 0U);
   for (const char* opt :
-       {"--gpus",      "--model", "--cluster", "--config",  "--set",         "--global-batch",
-        "--tp",        "--pp",    "--cp",      "--vpp",     "--mbs",         "--schedule",
-        "--recompute", "--sp",    "--zero",    "--output",  "--overwrite",   "--top",
-        "--threads",   "--quiet", "--help",    "--version", "--partitioner", "--simulation"}) {
+       {"--gpus",         "--model",     "--cluster",     "--config",     "--set",
+        "--global-batch", "--tp",        "--pp",          "--cp",         "--vpp",
+        "--mbs",          "--schedule",  "--recompute",   "--sp",         "--zero",
+        "--output",       "--overwrite", "--top",         "--threads",    "--quiet",
+        "--help",         "--version",   "--partitioner", "--simulation", "--max-candidates"}) {
     EXPECT_NE(out.text.find(std::string(opt) + " "), std::string::npos) << opt;
   }
   EXPECT_NE(out.text.find("Exit codes: 0 success"), std::string::npos);
@@ -231,7 +234,7 @@ TEST(CliErrors, GpuCountsFromAConfigFileAreEnough) {
 
 TEST(CliErrors, BadGpus) {
   const std::string syntax =
-      "GPU counts ≥ 1: N, a comma list N,M,..., START:END (every multiple of "
+      "GPU counts in [1, 131072]: N, a comma list N,M,..., START:END (every multiple of "
       "cluster.gpus_per_node in range) or START:END:STEP";
   for (const char* bad :
        {"abc", "64:x", "0", "-8", "64:", ":64", "8,,16", "1:2:3:4", "64:128:0", "99999999999"}) {
@@ -243,13 +246,14 @@ TEST(CliErrors, BadGpus) {
   EXPECT_EQ(error_of({"--gpus", "17:31"}),
             "ppsearch: error: --gpus: search.gpus = 17:31: a range that holds a multiple of "
             "cluster.gpus_per_node (16)\n");
-  EXPECT_EQ(error_of({"--gpus", "1:100000000:1"}),
-            "ppsearch: error: --gpus: search.gpus = 1:100000000:1: at most 10000 GPU counts\n");
+  EXPECT_EQ(error_of({"--gpus", "1:100000:1"}),
+            "ppsearch: error: --gpus: search.gpus = 1:100000:1: at most 10000 GPU counts\n");
 }
 
 TEST(CliErrors, BadListOptions) {
   EXPECT_EQ(error_of({"--gpus", "128", "--tp", "3x"}),
-            "ppsearch: error: --tp: search.tp = 3x: a comma list of integers ≥ 1, or auto\n");
+            "ppsearch: error: --tp: search.tp = 3x: a comma list of at most 256 integers in [1, "
+            "131072], or auto\n");
   EXPECT_EQ(error_of({"--gpus", "128", "--zero", "4"}),
             "ppsearch: error: --zero: search.zero = 4: a comma list of integers in [0, 3], or "
             "auto\n");
@@ -259,14 +263,15 @@ TEST(CliErrors, BadListOptions) {
   EXPECT_EQ(error_of({"--gpus", "128", "--sp", "yes"}),
             "ppsearch: error: --sp: search.sp = yes: a comma list of off, on, or auto\n");
   EXPECT_EQ(error_of({"--gpus", "128", "--global-batch", "0"}),
-            "ppsearch: error: --global-batch: training.global_batch_size = 0: an integer ≥ 1\n");
+            "ppsearch: error: --global-batch: training.global_batch_size = 0: an integer in [1, "
+            "16777216]\n");
   EXPECT_EQ(error_of({"--gpus", "128", "--partitioner", "slow"}),
             "ppsearch: error: --partitioner: search.partitioner = slow: one of fast, reference\n");
 }
 
 TEST(CliErrors, BadPlainOptions) {
   EXPECT_EQ(error_of({"--gpus", "128", "--top", "x"}),
-            "ppsearch: error: --top: x: an integer ≥ 0\n");
+            "ppsearch: error: --top: x: an integer in [0, 1000000]\n");
   EXPECT_EQ(error_of({"--gpus", "128", "--threads", "0"}),
             "ppsearch: error: --threads: 0: an integer in [1, 4096]\n");
   EXPECT_EQ(error_of({"--gpus", "128", "--tpp", "8"}),
@@ -320,10 +325,11 @@ TEST(CliErrors, EveryMistakeIsReportedAtOnce) {
       error_of({"--top=-1", "--tp", "3x", "--set", "model.hiden_size=1", "--zero", "9"});
   EXPECT_EQ(text,
             "ppsearch: error: --gpus: (missing): required, e.g. --gpus 128 or --gpus 64:1024\n"
-            "ppsearch: error: --top: -1: an integer ≥ 0\n"
+            "ppsearch: error: --top: -1: an integer in [0, 1000000]\n"
             "ppsearch: error: --set: model.hiden_size = 1: unknown key (did you mean "
             "model.hidden_size?)\n"
-            "ppsearch: error: --tp: search.tp = 3x: a comma list of integers ≥ 1, or auto\n"
+            "ppsearch: error: --tp: search.tp = 3x: a comma list of at most 256 integers in [1, "
+            "131072], or auto\n"
             "ppsearch: error: --zero: search.zero = 9: a comma list of integers in [0, 3], or "
             "auto\n");
 }
@@ -379,6 +385,115 @@ TEST(Cli, IssueLine) {
   EXPECT_EQ(issue_line(ConfigIssue{"--gpus", "", "(missing)", "required"}),
             "--gpus: (missing): required");
   EXPECT_EQ(issue_line(ConfigIssue{"--tpp", "", "", "unknown option"}), "--tpp: unknown option");
+}
+
+// ---- input limits: the audit's reproducers stop with exit 2 before anything runs --------
+TEST(CliLimits, AuditedReproducersAreUsageErrors) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string first_line;
+  };
+  const std::vector<Case> cases = {
+      {{"--gpus", "1073741824"},
+       "ppsearch: error: --gpus: search.gpus = 1073741824: GPU counts in [1, 131072]: N, a comma "
+       "list N,M,..., START:END (every multiple of cluster.gpus_per_node in range) or "
+       "START:END:STEP"},
+      {{"--gpus", "2147483647"},
+       "ppsearch: error: --gpus: search.gpus = 2147483647: GPU counts in [1, 131072]: N, a comma "
+       "list N,M,..., START:END (every multiple of cluster.gpus_per_node in range) or "
+       "START:END:STEP"},
+      {{"--gpus", "64", "--global-batch", "2147483647", "--mbs", "1073741824", "--tp", "1", "--pp",
+        "1", "--cp", "1"},
+       "ppsearch: error: --global-batch: training.global_batch_size = 2147483647: an integer in "
+       "[1, 16777216]"},
+      {{"--gpus", "65536", "--tp", "65536", "--pp", "65536", "--cp", "65536"},
+       "ppsearch: error: --tp: search.tp = 65536: tp x pp x cp (smallest values: "
+       "281474976710656) at most the largest GPU count (search.gpus = 65536)"},
+      {{"--gpus", "64", "--tp", "1,2147483647"},
+       "ppsearch: error: --tp: search.tp = 1,2147483647: a comma list of at most 256 integers in "
+       "[1, 131072], or auto"},
+      {{"--gpus", "64", "--vpp", "2147483647"},
+       "ppsearch: error: --vpp: search.vpp = 2147483647: a comma list of integers in [1, 64], or "
+       "auto"},
+      {{"--gpus", "64", "--set", "model.layers=2147483647"},
+       "ppsearch: error: --set: model.layers = 2147483647: an integer in [1, 4096]"},
+      {{"--gpus", "64", "--set", "model.layers=100000000"},
+       "ppsearch: error: --set: model.layers = 100000000: an integer in [1, 4096]"},
+      {{"--gpus", "64", "--set", "gpu.activation_overhead=1e308"},
+       "ppsearch: error: --set: gpu.activation_overhead = 1e308: a number in [1, 10]"},
+      {{"--gpus", "64", "--set", "gpu.peak_tflops=1e-300"},
+       "ppsearch: error: --set: gpu.peak_tflops = 1e-300: a number in [1, 100000]"},
+      {{"--gpus", "64", "--set", "cluster.network_bandwidth_gbit_per_s=1e-300"},
+       "ppsearch: error: --set: cluster.network_bandwidth_gbit_per_s = 1e-300: a number in [1, "
+       "100000]"},
+      {{"--gpus", "64", "--set", "cluster.nvlink_bandwidth_gb_per_s=1e-300"},
+       "ppsearch: error: --set: cluster.nvlink_bandwidth_gb_per_s = 1e-300: a number in [1, "
+       "100000]"},
+      {{"--gpus", "64", "--set", "cluster.network_latency_us=1e300"},
+       "ppsearch: error: --set: cluster.network_latency_us = 1e300: a number in [0, 1000]"},
+      {{"--gpus", "64", "--set", "cluster.nvlink_latency_us=1e300"},
+       "ppsearch: error: --set: cluster.nvlink_latency_us = 1e300: a number in [0, 1000]"},
+      {{"--gpus", "64", "--top", "99999999999"},
+       "ppsearch: error: --top: 99999999999: an integer in [0, 1000000]"},
+      {{"--gpus", "64", "--max-candidates", "0"},
+       "ppsearch: error: --max-candidates: search.max_candidates = 0: an integer in [1, "
+       "1000000000]"},
+  };
+  for (const Case& c : cases) {
+    const std::string text = error_of(c.args);
+    EXPECT_EQ(text.substr(0, text.find('\n')), c.first_line);
+  }
+}
+
+TEST(CliLimits, ASweepAboveTheBudgetIsRefusedWithItsSize) {
+  // The default model on --gpus 1:65536 (4096 GPU counts): 943047 candidates, above the
+  // default budget; the message names the count, the limit and how to narrow the sweep.
+  const std::string text = error_of({"--gpus", "1:65536"});
+  EXPECT_EQ(text.rfind("ppsearch: error: (default): search.max_candidates = 500000: at least "
+                       "the sweep's 943047 candidates (results alone need about ",
+                       0),
+            0u)
+      << text;
+  EXPECT_NE(text.find("narrow the sweep (fix --tp, --pp, --cp, --mbs, --schedule or "
+                      "--recompute, or give a smaller --gpus range) or raise the limit with "
+                      "--max-candidates N\n"),
+            std::string::npos);
+  // The 405B sweep over micro-batch sizes of the audit, and the budget's own sources.
+  EXPECT_NE(error_of({"--model", "llama3-405b", "--gpus", "1:65536", "--global-batch", "1048576",
+                      "--mbs", "1,2,4,8,16,32,64,128"})
+                .find("the sweep's 3117648 candidates"),
+            std::string::npos);
+  EXPECT_EQ(error_of({"--gpus", "128", "--max-candidates", "100"})
+                .rfind("ppsearch: error: --max-candidates: search.max_candidates = 100: at "
+                       "least the sweep's ",
+                       0),
+            0u);
+  EXPECT_EQ(error_of({"--gpus", "128", "--set", "search.max_candidates=100"})
+                .rfind("ppsearch: error: --set: search.max_candidates = 100: ", 0),
+            0u);
+  // Raising the limit lets the same sweep run; --print-config is not a sweep.
+  EXPECT_TRUE(parse_command_line({"--gpus", "1:65536", "--max-candidates", "943047"}).run);
+  EXPECT_EQ(parse_command_line({"--gpus", "1:65536", "--print-config"}).exit_code, 0);
+  // The largest sweep of the documentation fits the default.
+  EXPECT_TRUE(parse_command_line({"--gpus", "64:1024", "--model", "llama3-405b"}).run);
+}
+
+TEST(CliLimits, TheLimitsThemselvesAreAccepted) {
+  EXPECT_TRUE(parse_command_line({"--gpus", "131072", "--tp", "8", "--pp", "16", "--cp", "1",
+                                  "--mbs", "1", "--global-batch", "16777216"})
+                  .run);
+  EXPECT_FALSE(parse_command_line({"--gpus", "131073"}).run);
+  EXPECT_TRUE(parse_command_line({"--gpus", "128", "--top", "1000000"}).run);
+}
+
+TEST(CliLimits, AModelPathThatIsNoRegularFileIsAUsageError) {
+  TempDir dir;
+  const std::string fifo = dir.path() + "/model.ini";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(error_of({"--gpus", "64", "--model", fifo}),
+            "ppsearch: error: --model: " + fifo +
+                ": an existing INI file (not a regular file) or a model preset (gpt3-13b, "
+                "gpt3-175b, llama3-405b, llama3-70b, llama3-8b, nemotron4-15b, seed-gpt-48l)\n");
 }
 
 }  // namespace

@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 #include <cctype>
 #include <filesystem>
@@ -320,9 +324,9 @@ TEST(ConfigErrors, BadValueNamesFileLineKeyValueAndWhatIsAllowed) {
   req.config_files = {f};
   const auto issues = issues_of(req);
   ASSERT_EQ(issues.size(), 4U);
-  EXPECT_EQ(issues[0].message(), f + ":2: model.hidden_size = abc: an integer ≥ 1");
+  EXPECT_EQ(issues[0].message(), f + ":2: model.hidden_size = abc: an integer in [1, 262144]");
   EXPECT_EQ(issues[1].message(), f + ":3: model.mlp = relu: one of swiglu, gelu");
-  EXPECT_EQ(issues[2].message(), f + ":5: gpu.memory_gb = -5: a number > 0");
+  EXPECT_EQ(issues[2].message(), f + ":5: gpu.memory_gb = -5: a number in [1, 10000]");
   EXPECT_EQ(issues[3].message(),
             f + ":7: search.zero = 0,4: a comma list of integers in [0, 3], or auto");
 }
@@ -391,8 +395,9 @@ TEST(ConfigErrors, BadSetAndOptionOverrides) {
   EXPECT_EQ(issues[1].source, "--set");
   EXPECT_EQ(issues[1].value, "no-equals-sign");
   EXPECT_EQ(issues[1].allowed, "SECTION.KEY=VALUE, e.g. model.layers=80");
-  EXPECT_EQ(issues[2].message(), "--set: model.layers = -1: an integer ≥ 1");
-  EXPECT_EQ(issues[3].message(), "--tp: search.tp = 3x: a comma list of integers ≥ 1, or auto");
+  EXPECT_EQ(issues[2].message(), "--set: model.layers = -1: an integer in [1, 4096]");
+  EXPECT_EQ(issues[3].message(),
+            "--tp: search.tp = 3x: a comma list of at most 256 integers in [1, 131072], or auto");
 }
 
 TEST(ConfigErrors, CrossFieldIssuesNameWhereTheValueWasSet) {
@@ -427,7 +432,7 @@ TEST(ConfigErrors, ProblemFromIniTextReportsItsLabel) {
     FAIL() << "no ConfigError";
   } catch (const ConfigError& e) {
     ASSERT_EQ(e.issues().size(), 2U);
-    EXPECT_EQ(e.issues()[0].message(), "rank 0:2: model.layers = x: an integer ≥ 1");
+    EXPECT_EQ(e.issues()[0].message(), "rank 0:2: model.layers = x: an integer in [1, 4096]");
     EXPECT_EQ(e.issues()[1].message(), "rank 0:4: cluster.bogus = 1: unknown key");
   }
 }
@@ -440,6 +445,95 @@ TEST(Config, PresetNamesAndLabels) {
   EXPECT_EQ(config_label("llama3-70b"), "llama3-70b");
   EXPECT_EQ(config_label("configs/models/my-model.ini"), "my-model");
   EXPECT_EQ(config_label("dir/plain"), "plain");
+}
+
+// ---- files: regular files only, never blocking, capped; a UTF-8 BOM is accepted ----------
+TEST(ConfigFiles, ABomAtTheStartOfAnIniFileIsIgnored) {
+  TempDir dir;
+  const std::string path = dir.write("bom.ini", "\xEF\xBB\xBF[model]\nlayers = 40\n");
+  LoadRequest req = with_gpus();
+  req.config_files = {path};
+  EXPECT_EQ(load_problem(req).model.layers, 40);
+  // Only at the very start: a BOM later in the file is text, and an error.
+  const std::string late = dir.write("late.ini", "[model]\n\xEF\xBB\xBFlayers = 40\n");
+  req.config_files = {late};
+  const auto issues = issues_of(req);
+  ASSERT_EQ(issues.size(), 1u);
+  EXPECT_EQ(issues[0].source, late + ":2");
+}
+
+// The issue for a --config file that cannot be used, and what `read_regular_file` says.
+std::string config_issue(const std::string& path) {
+  LoadRequest req = with_gpus();
+  req.config_files = {path};
+  const auto issues = issues_of(req);
+  EXPECT_EQ(issues.size(), 1u);
+  return issues.empty() ? std::string() : issues[0].message();
+}
+
+std::string why_unreadable(const std::string& path, std::size_t cap) {
+  std::string text = "unchanged";
+  std::string why;
+  EXPECT_FALSE(read_regular_file(path, cap, &text, &why)) << path;
+  EXPECT_TRUE(text.empty());
+  return why;
+}
+
+TEST(ConfigFiles, AFifoIsRefusedWithoutBlocking) {
+  TempDir dir;
+  const std::string fifo = dir.path() + "/fifo.ini";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // No writer ever opens it: a blocking open would hang here.
+  EXPECT_EQ(why_unreadable(fifo, kMaxIniBytes), "not a regular file");
+  EXPECT_EQ(config_issue(fifo), "--config: " + fifo +
+                                    ": an existing INI file (not a regular file) or a search "
+                                    "preset (default)");
+}
+
+TEST(ConfigFiles, ADirectoryAndADeviceAreRefused) {
+  TempDir dir;
+  const std::string sub = dir.path() + "/sub.ini";
+  ASSERT_EQ(::mkdir(sub.c_str(), 0700), 0);
+  EXPECT_EQ(why_unreadable(sub, kMaxIniBytes), "not a regular file");
+  EXPECT_NE(config_issue(sub).find("(not a regular file)"), std::string::npos);
+  // A private character device (the null device's numbers); needs the right to mknod.
+  const std::string dev = dir.path() + "/null.ini";
+  if (::mknod(dev.c_str(), S_IFCHR | 0600, makedev(1, 3)) != 0) {
+    GTEST_SKIP() << "mknod not permitted here";
+  }
+  EXPECT_EQ(why_unreadable(dev, kMaxIniBytes), "not a regular file");
+  LoadRequest req = with_gpus();
+  req.model = dev;
+  const auto issues = issues_of(req);
+  ASSERT_EQ(issues.size(), 1u);
+  EXPECT_EQ(issues[0].source, "--model");
+  EXPECT_NE(issues[0].allowed.find("(not a regular file)"), std::string::npos);
+}
+
+TEST(ConfigFiles, MissingAndOversizedFilesAreRefused) {
+  TempDir dir;
+  EXPECT_EQ(why_unreadable(dir.path() + "/none.ini", kMaxIniBytes), "no such file");
+  EXPECT_EQ(why_unreadable(dir.path() + "/none/x.ini", kMaxIniBytes), "no such file");
+  // A file of comments one byte over 1 MiB.
+  const std::string big = dir.write("big.ini", std::string(kMaxIniBytes + 1, '#'));
+  EXPECT_EQ(why_unreadable(big, kMaxIniBytes), "larger than 1 MiB");
+  EXPECT_EQ(config_issue(big), "--config: " + big +
+                                   ": an existing INI file (larger than 1 MiB) or a search "
+                                   "preset (default)");
+  // Exactly at the cap it is read.
+  const std::string full = dir.write("full.ini", std::string(kMaxIniBytes, '#'));
+  std::string text;
+  std::string why;
+  EXPECT_TRUE(read_regular_file(full, kMaxIniBytes, &text, &why)) << why;
+  EXPECT_EQ(text.size(), kMaxIniBytes);
+}
+
+TEST(ConfigFiles, AnUnreadableFileIsAConfigurationError) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root reads any file";
+  TempDir dir;
+  const std::string path = dir.write("secret.ini", "[model]\nlayers = 40\n");
+  ASSERT_EQ(::chmod(path.c_str(), 0), 0);
+  EXPECT_EQ(why_unreadable(path, kMaxIniBytes).rfind("cannot be opened: ", 0), 0u);
 }
 
 }  // namespace

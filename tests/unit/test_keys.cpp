@@ -78,6 +78,7 @@ void expect_same(const Problem& a, const Problem& b) {
   EXPECT_EQ(a.search.zero, b.search.zero);
   EXPECT_EQ(a.search.reference_partitioner, b.search.reference_partitioner);
   EXPECT_EQ(a.search.full_simulation, b.search.full_simulation);
+  EXPECT_EQ(a.search.max_candidates, b.search.max_candidates);
   EXPECT_EQ(a.gpus, b.gpus);
 }
 
@@ -293,38 +294,46 @@ TEST(Keys, ParsesEnumsBoolsAndLists) {
 // ---- bad values: the issue names source, key, value and what is allowed -------------------
 TEST(Keys, RejectsBadValuesWithTheExactMessage) {
   EXPECT_EQ(issue_of("model.hidden_size", "abc").message(),
-            "src: model.hidden_size = abc: an integer ≥ 1");
-  EXPECT_EQ(issue_of("model.layers", "0").message(), "src: model.layers = 0: an integer ≥ 1");
-  EXPECT_EQ(issue_of("model.layers", "1.5").allowed, "an integer ≥ 1");
-  EXPECT_EQ(issue_of("model.layers", "3000000000").allowed, "an integer ≥ 1");  // > INT_MAX
-  EXPECT_EQ(issue_of("model.kv_heads", "-1").allowed, "an integer ≥ 0 (0 = model.attention_heads)");
+            "src: model.hidden_size = abc: an integer in [1, 262144]");
+  EXPECT_EQ(issue_of("model.layers", "0").message(),
+            "src: model.layers = 0: an integer in [1, 4096]");
+  EXPECT_EQ(issue_of("model.layers", "1.5").allowed, "an integer in [1, 4096]");
+  EXPECT_EQ(issue_of("model.layers", "3000000000").allowed,
+            "an integer in [1, 4096]");  // > INT_MAX
+  EXPECT_EQ(issue_of("model.kv_heads", "-1").allowed,
+            "an integer in [0, 16384] (0 = model.attention_heads)");
   EXPECT_EQ(issue_of("gpu.gemm_efficiency", "1.5").message(),
-            "src: gpu.gemm_efficiency = 1.5: a number in (0, 1]");
-  EXPECT_EQ(issue_of("gpu.gemm_efficiency", "0").allowed, "a number in (0, 1]");
+            "src: gpu.gemm_efficiency = 1.5: a number in [0.01, 1]");
+  EXPECT_EQ(issue_of("gpu.gemm_efficiency", "0").allowed, "a number in [0.01, 1]");
   EXPECT_EQ(issue_of("cluster.tp_comm_overlap", "-0.1").allowed, "a number in [0, 1]");
-  EXPECT_EQ(issue_of("gpu.memory_gb", "0").allowed, "a number > 0");
-  EXPECT_EQ(issue_of("gpu.memory_gb", "nan").allowed, "a number > 0");
-  EXPECT_EQ(issue_of("gpu.memory_gb", "inf").allowed, "a number > 0");
-  EXPECT_EQ(issue_of("gpu.memory_gb", "1e400").allowed, "a number > 0");
-  EXPECT_EQ(issue_of("gpu.memory_gb", "80GB").allowed, "a number > 0");
-  EXPECT_EQ(issue_of("gpu.activation_overhead", "0.9").allowed, "a number ≥ 1");
-  EXPECT_EQ(issue_of("gpu.gemm_overhead_us", "-1").allowed, "a number ≥ 0");
+  EXPECT_EQ(issue_of("gpu.memory_gb", "0").allowed, "a number in [1, 10000]");
+  EXPECT_EQ(issue_of("gpu.memory_gb", "nan").allowed, "a number in [1, 10000]");
+  EXPECT_EQ(issue_of("gpu.memory_gb", "inf").allowed, "a number in [1, 10000]");
+  EXPECT_EQ(issue_of("gpu.memory_gb", "1e400").allowed, "a number in [1, 10000]");
+  EXPECT_EQ(issue_of("gpu.memory_gb", "80GB").allowed, "a number in [1, 10000]");
+  EXPECT_EQ(issue_of("gpu.activation_overhead", "0.9").allowed, "a number in [1, 10]");
+  EXPECT_EQ(issue_of("gpu.gemm_overhead_us", "-1").allowed, "a number in [0, 1000]");
   EXPECT_EQ(issue_of("model.tied_embeddings", "maybe").allowed, "true or false");
   EXPECT_EQ(issue_of("model.mlp", "relu").message(), "src: model.mlp = relu: one of swiglu, gelu");
   EXPECT_EQ(issue_of("training.precision", "fp8").allowed, "one of bf16");
   EXPECT_EQ(issue_of("cluster.p2p", "sync").allowed, "one of async, blocking");
   EXPECT_EQ(issue_of("model.name", "a#b").allowed, "text without '#'");
   EXPECT_EQ(issue_of("search.tp", "3x").message(),
-            "src: search.tp = 3x: a comma list of integers ≥ 1, or auto");
-  EXPECT_EQ(issue_of("search.tp", "1,,2").allowed, "a comma list of integers ≥ 1, or auto");
-  EXPECT_EQ(issue_of("search.tp", "auto,2").allowed, "a comma list of integers ≥ 1, or auto");
-  EXPECT_EQ(issue_of("search.tp", "0").allowed, "a comma list of integers ≥ 1, or auto");
-  EXPECT_EQ(issue_of("search.tp", "").allowed, "a comma list of integers ≥ 1, or auto");
+            "src: search.tp = 3x: a comma list of at most 256 integers in [1, 131072], or auto");
+  EXPECT_EQ(issue_of("search.tp", "1,,2").allowed,
+            "a comma list of at most 256 integers in [1, 131072], or auto");
+  EXPECT_EQ(issue_of("search.tp", "auto,2").allowed,
+            "a comma list of at most 256 integers in [1, 131072], or auto");
+  EXPECT_EQ(issue_of("search.tp", "0").allowed,
+            "a comma list of at most 256 integers in [1, 131072], or auto");
+  EXPECT_EQ(issue_of("search.tp", "").allowed,
+            "a comma list of at most 256 integers in [1, 131072], or auto");
   EXPECT_EQ(issue_of("search.zero", "4").allowed, "a comma list of integers in [0, 3], or auto");
   EXPECT_EQ(issue_of("search.schedule", "1f1b,zb").allowed,
             "a comma list of gpipe, 1f1b, interleaved-1f1b, zb-h1, or auto");
   EXPECT_EQ(issue_of("search.sp", "yes").allowed, "a comma list of off, on, or auto");
-  EXPECT_EQ(issue_of("search.gpus", "auto").allowed, "a comma list of GPU counts ≥ 1");
+  EXPECT_EQ(issue_of("search.gpus", "auto").allowed,
+            "a comma list of at most 10000 GPU counts in [1, 131072]");
   EXPECT_EQ(issue_of("search.partitioner", "slow").allowed, "one of fast, reference");
 }
 
@@ -379,15 +388,17 @@ TEST(Keys, ClosestKey) {
 std::string random_value(const KeyInfo& info, std::mt19937_64& rng, int attempt) {
   auto uni = [&rng](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   switch (info.type) {
-    case KeyType::kInt:
-      return std::to_string(uni(1, 200000));
+    case KeyType::kInt:  // wide values, and small ones for the narrow ranges (vpp, layers)
+      return std::to_string(attempt % 2 == 0 ? uni(1, 200000) : uni(1, 64));
     case KeyType::kFloat: {
       const int mantissa = uni(1, 9999);
       std::ostringstream s;
-      if (attempt % 2 == 0) {
+      if (attempt % 3 == 0) {
         s << mantissa / 10000.0;  // (0, 1)
-      } else {
+      } else if (attempt % 3 == 1) {
         s << 1 + mantissa / 2.0;  // [1, 5000]
+      } else {
+        s << 1 + mantissa / 2000.0;  // [1, 6)
       }
       return s.str();
     }

@@ -338,20 +338,22 @@ TEST(ValidateCsv, ValidBaseRowParses) {
 
 TEST(ValidateCsv, EveryColumnIsCheckedWithExactMessages) {
   using V = std::vector<std::string>;
-  EXPECT_EQ(messages_for({{"tp", "x"}}), V{"t.csv:2: tp = x: an integer >= 1"});
-  EXPECT_EQ(messages_for({{"layers", ""}}), V{"t.csv:2: layers = (empty): an integer >= 1"});
+  EXPECT_EQ(messages_for({{"tp", "x"}}), V{"t.csv:2: tp = x: an integer in [1, 131072]"});
+  EXPECT_EQ(messages_for({{"layers", ""}}),
+            V{"t.csv:2: layers = (empty): an integer in [1, 4096]"});
   EXPECT_EQ(messages_for({{"hidden_size", "12288.0"}}),
-            V{"t.csv:2: hidden_size = 12288.0: an integer >= 1"});
+            V{"t.csv:2: hidden_size = 12288.0: an integer in [1, 262144]"});
   EXPECT_EQ(messages_for({{"ffn_hidden_size", "-4"}}),
-            V{"t.csv:2: ffn_hidden_size = -4: an integer >= 1, or empty (not stated)"});
+            V{"t.csv:2: ffn_hidden_size = -4: an integer in [1, 1048576], or empty (not stated)"});
   EXPECT_EQ(messages_for({{"mlp", "relu"}}), V{"t.csv:2: mlp = relu: swiglu or gelu"});
   EXPECT_EQ(messages_for({{"gpu", "a100 80gb"}}),
             V{"t.csv:2: gpu = a100 80gb: a GPU name of letters, digits and '-' (a100-80gb, "
               "a100-40gb, h100-80gb, h100-96gb, h200, gb200)"});
-  EXPECT_EQ(messages_for({{"network_gbit_per_s", "0"}}),
-            V{"t.csv:2: network_gbit_per_s = 0: a number > 0 (Gbit/s per GPU), or empty"});
+  EXPECT_EQ(
+      messages_for({{"network_gbit_per_s", "0"}}),
+      V{"t.csv:2: network_gbit_per_s = 0: a number in [1, 100000] (Gbit/s per GPU), or empty"});
   EXPECT_EQ(messages_for({{"vpp", "0"}}),
-            V{"t.csv:2: vpp = 0: an integer >= 1, or empty (searched)"});
+            V{"t.csv:2: vpp = 0: an integer in [1, 64], or empty (searched)"});
   EXPECT_EQ(messages_for({{"recompute", "partial"}}),
             V{"t.csv:2: recompute = partial: none, selective or full, or empty (searched)"});
   EXPECT_EQ(messages_for({{"sequence_parallel", "yes"}}),
@@ -404,7 +406,7 @@ TEST(ValidateCsv, AllIssuesOfAFileAtOnce) {
     for (const auto& i : e.issues()) got.push_back(i.message());
     EXPECT_EQ(got, (std::vector<std::string>{
                        "t.csv:3: mlp = relu: swiglu or gelu",
-                       "t.csv:3: tp = x: an integer >= 1",
+                       "t.csv:3: tp = x: an integer in [1, 131072]",
                        "t.csv:3: id = r1: a unique id (also on line 2)",
                        "t.csv:4: id = r1: a unique id (also on line 2)",
                        "t.csv:5: 3 fields: 29 fields, as many as the header has",

@@ -43,7 +43,10 @@ struct CliOutcome {
 ///        "ppsearch: error: SOURCE: KEY = VALUE: what is allowed".
 ///        Extra options beyond interface.md §1: --partitioner fast|reference,
 ///        --simulation fast|full, --print-config (print the resolved INI and exit),
-///        --help-config (print the configuration-key reference and exit).
+///        --help-config (print the configuration-key reference and exit),
+///        --max-candidates N (= search.max_candidates). A sweep with more candidates
+///        than search.max_candidates is refused here (exit 2, count and memory estimate
+///        in the message), before main creates the output file.
 CliOutcome parse_command_line(const std::vector<std::string>& args);
 
 /// \brief Expands a --gpus value: "128", "64,128,256", "64:1024" (every multiple

@@ -6,6 +6,7 @@
 /// options. Std-only interface; Boost.Program_options is used in the .cpp only.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <string>
 #include <vector>
@@ -74,6 +75,24 @@ std::string resolved_ini(const Problem& problem);
 /// \param source label for messages ("FILE" of "FILE:LINE")
 /// \throws ConfigError listing all issues
 Problem problem_from_ini_text(const std::string& text, const std::string& source);
+
+/// \brief Largest INI file (model, cluster, --config) that is read: 1 MiB. The largest
+///        preset is about 2 KiB; a file above this is a mistake, not a configuration.
+inline constexpr std::size_t kMaxIniBytes = std::size_t{1} << 20;
+
+/// \brief Largest runs CSV that ppsearch-validate reads: 512 MiB, about two million rows
+///        of the public schema (the public file has 31 rows); a larger file is refused
+///        before it is read into memory.
+inline constexpr std::size_t kMaxCsvBytes = std::size_t{512} << 20;
+
+/// \brief Reads a whole regular file of at most `max_bytes` without blocking on a FIFO
+///        or device: opens it non-blocking, checks the open file's type and size, then reads.
+/// \param why on failure, the reason in words ("no such file", "not a regular file",
+///            "larger than 1 MiB",
+///            "cannot be read: Input/output error", ...)
+/// \return false (text empty) when the file is missing, not regular, too large or unreadable
+bool read_regular_file(const std::string& path, std::size_t max_bytes, std::string* text,
+                       std::string* why);
 
 /// \brief True when `name` names a preset rather than a file: it has no '/'
 ///        and does not end in ".ini".

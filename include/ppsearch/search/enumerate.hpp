@@ -31,4 +31,18 @@ std::vector<int> auto_vpp_values();  // model chunks per pipeline rank for inter
 
 Enumeration enumerate_candidates(const Problem&);
 
+// The size of a sweep before it is built: candidates and their virtual stages (the
+// /stages rows of the results, Σ pp·vpp over the candidates).
+struct SweepSize {
+  std::int64_t candidates = 0;
+  std::int64_t stages = 0;
+};
+SweepSize sweep_size(const Problem&);
+
+// The number of candidates enumerate_candidates would return (its candidates.size()),
+// without building them: fast even for --gpus 1:131072 (only the outer choices that
+// pass every rule are visited), overflow-free (64-bit counts of values bounded at
+// parse time). Used for the sweep budget search.max_candidates.
+std::int64_t count_candidates(const Problem&);
+
 }  // namespace ppsearch

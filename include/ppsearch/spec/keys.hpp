@@ -16,6 +16,28 @@
 
 namespace ppsearch {
 
+/// \name Upper bounds of the integer keys
+/// Physically meaningful limits with headroom over every shipped preset and every
+/// validation run (docs/configuration.md "Ranges"). They also keep every product the
+/// search forms (tp·pp·cp·dp, dp·mbs, layers + 2, …) far inside 64-bit integers.
+///@{
+inline constexpr int kMaxGpus = 131072;        ///< 2^17 GPUs: above the largest clusters built
+inline constexpr int kMaxLayers = 4096;        ///< transformer layers (largest models: ~100–200)
+inline constexpr int kMaxHiddenSize = 262144;  ///< model width h (largest dense models: 16–20 Ki)
+inline constexpr int kMaxFfnHiddenSize = 1048576;  ///< MLP width F (largest: ~74 Ki)
+inline constexpr int kMaxHeads = 16384;            ///< attention heads, KV heads, head width
+inline constexpr int kMaxVocabSize = 16777216;     ///< 16 Mi tokens (largest vocabularies: ~256 Ki)
+inline constexpr int kMaxSeqLength = 16777216;     ///< 16 Mi tokens per sequence
+inline constexpr int kMaxGlobalBatch = 16777216;   ///< 16 Mi sequences per step (also micro-batch)
+inline constexpr int kMaxVpp = 64;                 ///< model chunks per pipeline rank
+inline constexpr int kMaxGpusPerNode = 1024;       ///< GPUs per node
+inline constexpr int kMaxSmCount = 4096;           ///< streaming multiprocessors (H100: 132)
+inline constexpr int kMaxGemmTile = 4096;          ///< GEMM output-tile side (typical: 64–256)
+inline constexpr int kMaxListItems = 256;          ///< values in one search list (tp, mbs, …)
+inline constexpr int kMaxGpuCounts = 10000;        ///< GPU counts in search.gpus / one --gpus
+inline constexpr int kMaxCandidatesLimit = 1000000000;  ///< largest search.max_candidates
+///@}
+
 /// \brief Value type of a configuration key, as written in a file.
 enum class KeyType : std::uint8_t {
   kInt,       ///< integer

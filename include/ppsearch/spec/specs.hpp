@@ -92,6 +92,8 @@ struct SearchSpec {
   std::vector<int> zero;               // 0..3
   bool reference_partitioner = false;  // --partitioner reference
   bool full_simulation = false;  // simulate every micro-batch instead of the periodic fast path
+  // Sweep budget (search.max_candidates): a sweep with more candidates stops with exit 2.
+  int max_candidates = 500000;
 };
 
 struct Problem {

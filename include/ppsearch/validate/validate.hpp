@@ -6,6 +6,7 @@
 /// calibration constant comes from configs/. Pure core: std only.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <ostream>
@@ -138,15 +139,19 @@ struct RankItem {
 /// \brief Ranking fidelity of one family: of the pairs whose measured step times differ, how
 ///        many the prediction orders the same way (Kendall-style concordance).
 struct FamilyRanking {
-  std::string label;             ///< the ids' common prefix (to a '-'), else "FIRST-ID +N"
-  std::vector<std::string> ids;  ///< in input order
-  int pairs = 0;                 ///< pairs with different measured times
-  int concordant = 0;            ///< of which predicted in the same order
-  int measured_ties = 0;         ///< pairs with equal measured times (not counted)
-  /// "A < B measured (x s < y s), predicted x' s > y' s" (or "="); ids that start with
-  /// the label are written "...-REST".
+  std::string label;               ///< the ids' common prefix (to a '-'), else "FIRST-ID +N"
+  std::vector<std::string> ids;    ///< in input order
+  std::int64_t pairs = 0;          ///< pairs with different measured times
+  std::int64_t concordant = 0;     ///< of which predicted in the same order
+  std::int64_t measured_ties = 0;  ///< pairs with equal measured times (not counted)
+  /// The first discordant pairs in pair order (at most kMaxDiscordantShown; their number is
+  /// pairs − concordant): "A < B measured (x s < y s), predicted x' s > y' s" (or "="); ids
+  /// that start with the label are written "...-REST".
   std::vector<std::string> discordant;
 };
+
+/// \brief Discordant pairs spelled out per family (the count covers them all).
+inline constexpr std::size_t kMaxDiscordantShown = 5;
 
 /// \brief Families of two or more items, in order of their first item.
 std::vector<FamilyRanking> ranking_fidelity(const std::vector<RankItem>& items);
