@@ -106,6 +106,11 @@ GENERATORS = {
     "big2mb": lambda: b"[model]\n" + (b"# " + b"x" * 97 + b"\n") * 20_000 + b"layers = 32\n",
     # one line of 1 MB (a key with an endless value)
     "overlong": lambda: b"[model]\nname = " + b"n" * 1_000_000 + b"\n",
+    # an unknown key of 1 MB: the did-you-mean search and the message must stay bounded
+    "overlong_key": lambda: b"[model]\n" + b"k" * 1_000_000 + b" = 1\n",
+    # 200 unknown keys of 5 kB each
+    "long_keys": lambda: b"[model]\n" + b"".join(
+        b"k%d%s = 1\n" % (i, b"x" * 5000) for i in range(200)),
     "csv_bad_rows": gen_csv_bad_rows,
 }
 
