@@ -1,10 +1,10 @@
 // libFuzzer target: the command-line parser (src/cli/options.cpp) on arbitrary argument lists.
 // The input is split into argv words at newlines (so a word may hold spaces, '=' and any byte
 // but '\n'). parse_command_line loads presets and files named by --model/--cluster/--config, so
-// the target runs in a private empty folder and skips inputs containing '/': a fuzzer must never
-// open system paths or device files. Exit 2 (usage/config error) and exit 0 (--help, a run) are
-// normal outcomes; a crash, a sanitizer report, an exception escaping the parser, or an exit
-// outcome without text is a finding.
+// the target runs in a private folder (with m.ini, k.ini and c.ini to name) and skips inputs
+// containing '/': a fuzzer must never open system paths or device files. Exit 2 (usage/config
+// error) and exit 0 (--help, a run) are normal outcomes; a crash, a sanitizer report, an exception
+// escaping the parser, or an exit outcome without text is a finding.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -12,20 +12,38 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ppsearch/cli/options.hpp"
+#include "ppsearch/io/presets.hpp"
 #include "ppsearch/util/error.hpp"
 
 namespace {
-// A fresh empty folder, made once. The parser runs inside it; libFuzzer itself keeps the
-// caller's folder (it reads the corpus folders by their relative names while fuzzing).
+void write_file(const std::string& path, std::string_view text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) std::abort();
+}
+
+// A fresh folder under $TMPDIR (libFuzzer ends with _Exit, so tests/fuzz/run.sh points TMPDIR
+// into build/fuzz and removes it afterwards), made once, holding a model file (m.ini), a cluster
+// file (k.ini) and a config file (c.ini) for the command lines to name. The parser runs inside it;
+// libFuzzer itself keeps the caller's folder (it reads the corpus folders by their relative names
+// while fuzzing).
 const std::string& private_folder() {
   static const std::string dir = [] {
-    char tmpl[] = "/tmp/ppsearch-fuzz-cli-XXXXXX";
-    if (mkdtemp(tmpl) == nullptr) std::abort();
-    return std::string(tmpl);
+    const char* base = std::getenv("TMPDIR");
+    std::string tmpl =
+        std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/ppsearch-fuzz-cli-XXXXXX";
+    if (mkdtemp(tmpl.data()) == nullptr) std::abort();
+    const std::string d = tmpl;
+    write_file(d + "/m.ini", ppsearch::find_preset("models", "llama3-8b")->text);
+    write_file(d + "/k.ini", ppsearch::find_preset("clusters", "h200-8gpu-ndr")->text);
+    write_file(d + "/c.ini", "[training]\nglobal_batch_size = 256\n[search]\ntp = 1,2,4,8\n");
+    return d;
   }();
   return dir;
 }

@@ -21,6 +21,12 @@ if command -v ccache >/dev/null; then LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=cc
 cmake --preset fuzz "${LAUNCHER[@]}" >/dev/null
 cmake --build build/fuzz -j"$JOBS" --target $(printf 'fuzz_%s ' "${TARGETS[@]}") >/dev/null
 
+# fuzz_cli makes its private folder under $TMPDIR; libFuzzer exits without cleaning up.
+export TMPDIR=$PWD/build/fuzz/tmp
+rm -rf "$TMPDIR"
+mkdir -p "$TMPDIR"
+trap 'rm -rf "$TMPDIR"' EXIT
+
 status=0
 for t in "${TARGETS[@]}"; do
   bin=build/fuzz/bin/fuzz_$t
