@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build/test dependencies for ppsearch from Debian 12 packages (run as root).
-# The line verified in design/environment.md section 1, plus Google Benchmark and clang-format.
+# The line verified in design/environment.md section 1, plus Google Benchmark, clang-format and
+# clang 14 with its runtime (libFuzzer, ASan/UBSan) for the fuzz build (tests/fuzz).
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 SUDO=""
@@ -16,4 +17,4 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libhdf5-openmpi-dev hdf5-tools \
   python3-h5py \
   slurm-wlm munge \
-  libbenchmark-dev clang-format >/dev/null
+  libbenchmark-dev clang-format clang-14 libclang-rt-14-dev >/dev/null
