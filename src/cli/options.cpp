@@ -206,7 +206,9 @@ std::string issue_line(const ConfigIssue& issue) {
     if (text.empty()) return;
     out += (out.empty() ? "" : ": ") + text;
   };
-  part(issue.key.empty() ? issue.value : issue.key + " = " + issue.value);
+  // Key and value are echoed from the input: clipped, so a 1 MB key gives a short line.
+  part(issue.key.empty() ? clip_for_message(issue.value)
+                         : clip_for_message(issue.key) + " = " + clip_for_message(issue.value));
   part(issue.allowed);
   return out;
 }

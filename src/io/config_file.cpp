@@ -70,6 +70,10 @@ std::string trim_ws(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
+// The longest line a configuration file may have (comments excluded): the longest real line
+// is a preset's source note of a few hundred bytes.
+constexpr std::size_t kMaxLineBytes = 4096;
+
 std::vector<ScannedLine> scan_lines(const std::string& text) {
   std::vector<ScannedLine> out;
   std::istringstream in(text);
@@ -122,6 +126,24 @@ Document parse_document(const std::string& raw_text, const std::string& label,
   const bool bom = raw_text.compare(0, 3, "\xEF\xBB\xBF") == 0;
   const std::string text = bom ? raw_text.substr(3) : raw_text;
   const std::vector<ScannedLine> lines = scan_lines(text);
+  // Lines are short text: a line over kMaxLineBytes (a file that is not a configuration, or
+  // a runaway value) or one that is not UTF-8 (its text would reach messages and the HDF5
+  // attributes) is refused before any value is taken from the file.
+  for (const ScannedLine& l : lines) {
+    const std::string what = l.is_setting ? l.text.substr(l.text.find('=') + 1) : l.text;
+    if (l.text.size() > kMaxLineBytes) {
+      issues->push_back(
+          ConfigIssue{at_line(label, l.line), l.is_setting ? l.key : "", trim_ws(what),
+                      "a line of at most " + std::to_string(kMaxLineBytes) +
+                          " bytes (this one has " + std::to_string(l.text.size()) + ")"});
+      return doc;
+    }
+    if (!is_valid_utf8(l.text)) {
+      issues->push_back(ConfigIssue{at_line(label, l.line), l.is_setting ? l.key : "",
+                                    "(bytes that are not UTF-8)", "UTF-8 text"});
+      return doc;
+    }
+  }
   std::istringstream in(text);
   try {
     const po::parsed_options parsed =

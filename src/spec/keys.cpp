@@ -756,6 +756,9 @@ std::vector<ConfigIssue> check_key_values(const Problem& problem) {
 }
 
 std::string closest_key(const std::string& key) {
+  // No registered key is near a name this long (the longest has under 64 bytes), and the
+  // edit distance costs O(length) per key: skip the search rather than spend seconds on it.
+  if (key.size() > 128) return std::string();
   const std::string leaf = leaf_of(key);
   const std::string section = section_of(key);
   std::string best;

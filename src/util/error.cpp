@@ -1,14 +1,17 @@
 #include "ppsearch/util/error.hpp"
 
+#include "ppsearch/util/text.hpp"
+
 namespace ppsearch {
 
 std::string ConfigIssue::message() const {
-  // "source: key = value: allowed"; without a key, "source: value: allowed".
+  // "source: key = value: allowed"; without a key, "source: value: allowed". The key and
+  // value are echoed from the input, so each is clipped: a 1 MB key gives a short line.
   std::string m = source.empty() ? std::string() : source + ": ";
   if (!key.empty()) {
-    m += key + " = " + value;
+    m += clip_for_message(key) + " = " + clip_for_message(value);
   } else {
-    m += value;
+    m += clip_for_message(value);
   }
   if (!allowed.empty()) m += ": " + allowed;
   return m;
