@@ -4,7 +4,7 @@
 # distinct colours (a blank or single-colour canvas fails). Files carrying the newer optional
 # fields (/stages memory breakdown, /best time-to-train) are plotted too. Bad input: a missing
 # file, a file that is not HDF5, an HDF5 file that is not a result, bad options -> exit 2 and no
-# image. Skipped (77) when python3-matplotlib is not installed (.ci/install-deps.sh installs it).
+# image; a result without a feasible row -> exit 1 and no image. Skipped (77) when python3-matplotlib is not installed (.ci/install-deps.sh installs it).
 source "$SOURCE_DIR/tests/e2e/_lib.sh"
 PLOT="$SOURCE_DIR/tools/ppsearch-plot"
 export MPLCONFIGDIR=$PWD/mplconfig  # matplotlib's font cache: here, not in $HOME
@@ -122,6 +122,12 @@ expect_rc 2 "$PY" "$PLOT" r.h5 --out bad --row 99999999
 grep -q -- "--row: row = 99999999" err.txt && ok "--row out of range named" || bad "message: $(cat err.txt)"
 expect_rc 2 "$PY" "$PLOT" r.h5 --out notes.txt
 grep -q -- "--out: out = notes.txt" err.txt && ok "--out on a file named" || bad "message: $(cat err.txt)"
+# A result with no feasible row (ppsearch exit 3 still writes it): exit 1, said plainly.
+expect_rc 3 "$PPSEARCH" --gpus 64 --model llama3-405b --tp 1 --pp 1 --cp 1 --zero 0 \
+  --output infeasible.h5 --overwrite --quiet
+expect_rc 1 "$PY" "$PLOT" infeasible.h5 --out bad
+grep -q "infeasible.h5: nothing to plot: /best is empty" err.txt && ok "no feasible row said" ||
+  bad "message: $(cat err.txt)"
 n=$(find bad -type f | wc -l)
 [ "$n" = 0 ] && ok "no image written on bad input" || bad "$n file(s) written on bad input"
 
