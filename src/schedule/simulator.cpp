@@ -97,7 +97,7 @@ struct SimWorkspace::Impl {
   std::vector<double> end_f, end_b, end_w;  // index mb·V + vs; −1 = not run yet
   std::vector<int> ptr;
   std::vector<int> inflight;
-  std::vector<double> clock, mem;
+  std::vector<double> clock, mem, keep_mem;
   // Compiled programs (small LRU cache) and their scratch.
   std::vector<Program> programs;
   std::uint64_t tick = 0;
@@ -183,6 +183,7 @@ void resize_result(int P, ScheduleResult* out) {
   out->error.clear();
   out->busy_s.assign(n, 0.0);
   out->peak_act_bytes.assign(n, 0.0);
+  out->peak_wkeep_bytes.assign(n, 0.0);
   out->peak_in_flight.assign(n, 0);
   out->last_grad_end_s.assign(n, 0.0);
 }
@@ -222,6 +223,7 @@ void reference_worklist(const ScheduleInput& in, Impl& ws, ScheduleResult* out) 
   ws.ptr.assign(ws.order.begin.begin(), ws.order.begin.end() - 1);
   ws.clock.assign(uz(P), 0.0);
   ws.mem.assign(uz(P), 0.0);
+  ws.keep_mem.assign(uz(P), 0.0);
   ws.inflight.assign(uz(P), 0);
   resize_result(P, out);
 
@@ -257,7 +259,13 @@ void reference_worklist(const ScheduleInput& in, Impl& ws, ScheduleResult* out) 
         (kind == kSlotF ? ws.end_f : (kind == kSlotB ? ws.end_b : ws.end_w))[idx] = end;
         out->busy_s[du] += ws.dur[slot];
         ws.mem[du] += ws.dm[slot];
-        out->peak_act_bytes[du] = std::max(out->peak_act_bytes[du], ws.mem[du]);
+        // W-state bytes held: a split B adds its Wkeep, W frees it (the deltas of prepare()).
+        if (kind == kSlotB) ws.keep_mem[du] += ws.keep[uz(op.vs)];
+        if (kind == kSlotW) ws.keep_mem[du] -= ws.keep[uz(op.vs)];
+        if (ws.mem[du] > out->peak_act_bytes[du]) {
+          out->peak_act_bytes[du] = ws.mem[du];
+          out->peak_wkeep_bytes[du] = ws.keep_mem[du];
+        }
         if (kind == kSlotF) {
           ++ws.inflight[du];
           out->peak_in_flight[du] = std::max(out->peak_in_flight[du], ws.inflight[du]);
@@ -623,18 +631,23 @@ void run_program(const Program& prog, Impl& ws, ScheduleResult* out) {
   for (int d = 0; d < P; ++d) {
     const auto du = uz(d);
     t = std::max(t, end[prog.last_op[du]]);
-    double peak = 0;
+    double peak = 0, peak_keep = 0;
     for (int s = prog.state_begin[du]; s < prog.state_begin[du + 1]; ++s) {
       const int* coef = prog.state_coef.data() + uz(s) * width;
-      double m = 0;
+      double m = 0, keep = 0;
       for (int c = 0; c < prog.v; ++c) {
         const auto vs = uz(c * P + d);
         m += coef[c] * ws.act[vs] + coef[prog.v + c] * ws.keep[vs];
+        keep += coef[prog.v + c] * ws.keep[vs];
       }
-      peak = std::max(peak, m);
+      if (m > peak) {
+        peak = m;
+        peak_keep = keep;
+      }
     }
     out->busy_s[du] = prog.M * busy_per_microbatch(ws, P, V, d);
     out->peak_act_bytes[du] = peak;
+    out->peak_wkeep_bytes[du] = peak_keep;
     out->peak_in_flight[du] = prog.peak_in_flight[du];
     out->last_grad_end_s[du] = end[prog.last_grad[du]];
   }
@@ -773,6 +786,7 @@ bool periodic_fast(const ScheduleInput& in, Impl& ws, ScheduleResult* out) {
       out->busy_s[d] =
           static_cast<double>(M) * busy_per_microbatch(ws, P, P * v, static_cast<int>(d));
       out->peak_act_bytes[d] = red.peak_act_bytes[d];
+      out->peak_wkeep_bytes[d] = red.peak_wkeep_bytes[d];
       out->peak_in_flight[d] = red.peak_in_flight[d];
       out->last_grad_end_s[d] = red.last_grad_end_s[d] + shift;
     }

@@ -53,7 +53,7 @@ struct Evaluator::Impl {
   std::vector<int> bounds;
   // Per device accumulators.
   std::vector<double> dev_static, dev_transient, dev_params, dev_compute, dev_tp, dev_cp,
-      dev_window, dev_mem, dev_finish, dev_dp_exposed;
+      dev_window, dev_mem, dev_finish, dev_dp_exposed, dev_weight, dev_grad, dev_optim;
 
   Impl(const Problem& p, EvalOptions o) : pb(p), opt(o), links(effective_links(p.cluster)) {}
 };
@@ -113,7 +113,8 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   Evaluation& e = *out;
   e.worst_rank = -1;
   e.needed_bytes = 0;
-  e.capacity_bytes = pb.gpu.memory_bytes;
+  e.headroom_bytes = pb.gpu.memory_headroom_bytes;
+  e.capacity_bytes = pb.gpu.memory_bytes - pb.gpu.memory_headroom_bytes;
 
   const int P = c.pp, v = c.vpp, M = c.num_microbatches;
   const int S = P * v;  // virtual stages
@@ -221,6 +222,9 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     fill(I.dev_mem);
     fill(I.dev_finish);
     fill(I.dev_dp_exposed);
+    fill(I.dev_weight);
+    fill(I.dev_grad);
+    fill(I.dev_optim);
     si.kind = static_cast<ScheduleKind>(static_cast<int>(c.schedule));
     si.devices = P;
     si.chunks = v;
@@ -242,6 +246,9 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         si.act_bytes[s] += it.act_bytes;
         si.wkeep_bytes[s] += it.wkeep_bytes;
         I.dev_static[d] += it.static_bytes;
+        I.dev_weight[d] += it.weight_bytes;
+        I.dev_grad[d] += it.grad_bytes;
+        I.dev_optim[d] += it.optim_bytes;
         I.dev_params[d] += it.params;
         I.dev_transient[d] = std::max(I.dev_transient[d], it.transient_bytes);
         I.dev_compute[d] += it.compute_s;
@@ -458,7 +465,17 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       r.first_layer = bounds[s];
       r.last_layer = bounds[s + 1] - 1;
       r.time_s = si.fwd_s[s] + si.bwd_s[s] + si.wgt_s[s];
-      r.memory_gb = I.dev_mem[s % P] / 1e9;
+      const int d = s % P;
+      r.memory_gb = I.dev_mem[d] / 1e9;
+      // The breakdown of dev_mem (place()): static items, the simulated activation peak split
+      // into its W-state part and the rest, the largest transient and the workspace.
+      r.weights_gb = I.dev_weight[d] / 1e9;
+      r.gradients_gb = I.dev_grad[d] / 1e9;
+      r.optimizer_gb = I.dev_optim[d] / 1e9;
+      r.wstate_gb = I.sim.peak_wkeep_bytes[d] / 1e9;
+      r.activations_gb = (I.sim.peak_act_bytes[d] - I.sim.peak_wkeep_bytes[d]) / 1e9;
+      r.transient_gb = I.dev_transient[d] / 1e9;
+      r.workspace_gb = cc.extra_bytes / 1e9;
       e.stages.push_back(r);
     }
   }
@@ -474,8 +491,15 @@ std::string explain(const Evaluation& e) {
   char buf[256];
   switch (e.reason) {
     case Infeasible::kMemory:
-      std::snprintf(buf, sizeof buf, "pipeline rank %d needs %.1f GB, the GPU has %.0f GB",
-                    e.worst_rank, e.needed_bytes / 1e9, e.capacity_bytes / 1e9);
+      if (e.headroom_bytes > 0) {
+        std::snprintf(buf, sizeof buf,
+                      "pipeline rank %d needs %.1f GB, the GPU has %.0f GB less %.3g GB headroom",
+                      e.worst_rank, e.needed_bytes / 1e9,
+                      (e.capacity_bytes + e.headroom_bytes) / 1e9, e.headroom_bytes / 1e9);
+      } else {
+        std::snprintf(buf, sizeof buf, "pipeline rank %d needs %.1f GB, the GPU has %.0f GB",
+                      e.worst_rank, e.needed_bytes / 1e9, e.capacity_bytes / 1e9);
+      }
       return buf;
     case Infeasible::kTooFewLayers:
       return "more pipeline stages than layers to place";

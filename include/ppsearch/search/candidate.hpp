@@ -51,6 +51,14 @@ struct StageResult {
   std::int32_t last_layer = 0;   // inclusive
   double time_s = 0;             // forward + backward of one micro-batch
   double memory_gb = 0;          // peak on that pipeline rank
+  // What memory_gb is made of on that pipeline rank (docs/memory.md); they sum to memory_gb.
+  double weights_gb = 0;      // bf16 weights
+  double gradients_gb = 0;    // main gradients
+  double optimizer_gb = 0;    // fp32 main weights, Adam m and v (and the fp32 gradient copy)
+  double activations_gb = 0;  // stored activations of the in-flight micro-batches at the peak
+  double wstate_gb = 0;       // zero-bubble W state (X and dY) held at the peak
+  double transient_gb = 0;    // the largest transient of one item (logits, recompute, ZeRO-3)
+  double workspace_gb = 0;    // CUDA context, library workspaces, NCCL buffers
 };
 
 struct Evaluation {
@@ -59,7 +67,8 @@ struct Evaluation {
   // Figures behind a memory failure: which rank, how much it needs, the capacity.
   std::int32_t worst_rank = -1;
   double needed_bytes = 0;
-  double capacity_bytes = 0;
+  double capacity_bytes = 0;  // usable: gpu.memory_gb − gpu.memory_headroom_gb
+  double headroom_bytes = 0;  // gpu.memory_headroom_gb
 
   double iteration_time_s = std::numeric_limits<double>::quiet_NaN();
   double mfu = std::numeric_limits<double>::quiet_NaN();

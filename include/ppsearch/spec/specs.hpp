@@ -44,6 +44,14 @@ struct TrainingSpec {
   AttentionFlops attention_flops = AttentionFlops::kFull;
   bool overlap_grad_reduce = true;   // Megatron --overlap-grad-reduce
   bool overlap_param_gather = true;  // Megatron --overlap-param-gather (distributed optimizer)
+  // Main gradients (the DP gradient buffer) in fp32 (Megatron's default for bf16:
+  // arguments.py sets accumulate_allreduce_grads_in_fp32 unless --grad-reduce-in-bf16)
+  // or in bf16 (NeMo/Megatron-Bridge performance recipes). docs/memory.md.
+  bool grad_reduce_in_fp32 = true;
+  // Cross entropy that overwrites the bf16 logits with their gradient in place (no fp32
+  // logits copy), e.g. Transformer Engine's parallel cross entropy; false = Megatron's
+  // vocab-parallel cross entropy, which keeps an fp32 copy. docs/memory.md.
+  bool cross_entropy_fusion = false;
 };
 
 struct GpuSpec {
@@ -62,6 +70,7 @@ struct GpuSpec {
   double memory_reserved_bytes = 2e9;  // CUDA context + library workspaces
   double activation_overhead = 1.08;  // allocator fragmentation / temporaries factor on activations
   double comm_buffer_bytes = 0.7e9;   // per NCCL communicator
+  double memory_headroom_bytes = 0;  // kept free on every GPU: feasible when need ≤ memory − this
 };
 
 struct ClusterSpec {
