@@ -472,8 +472,10 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       r.weights_gb = I.dev_weight[d] / 1e9;
       r.gradients_gb = I.dev_grad[d] / 1e9;
       r.optimizer_gb = I.dev_optim[d] / 1e9;
-      r.wstate_gb = I.sim.peak_wkeep_bytes[d] / 1e9;
-      r.activations_gb = (I.sim.peak_act_bytes[d] - I.sim.peak_wkeep_bytes[d]) / 1e9;
+      // (min: the two sums of the peak state may round differently when it holds only W state)
+      const double wstate = std::min(I.sim.peak_wkeep_bytes[d], I.sim.peak_act_bytes[d]);
+      r.wstate_gb = wstate / 1e9;
+      r.activations_gb = (I.sim.peak_act_bytes[d] - wstate) / 1e9;
       r.transient_gb = I.dev_transient[d] / 1e9;
       r.workspace_gb = cc.extra_bytes / 1e9;
       e.stages.push_back(r);

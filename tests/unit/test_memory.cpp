@@ -1,0 +1,187 @@
+// The memory model (docs/memory.md) against byte counts written out by hand, the per-stage
+// breakdown against the stage memory, and the headroom at the feasibility boundary.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "../support/builders.hpp"
+#include "ppsearch/cost/comm.hpp"
+#include "ppsearch/cost/items.hpp"
+#include "ppsearch/search/enumerate.hpp"
+#include "ppsearch/search/evaluate.hpp"
+
+namespace ppsearch {
+namespace {
+
+using test::llama70b_h200;
+using test::make_candidate;
+
+// A small GQA SwiGLU model whose byte counts are easy to follow by hand.
+Problem tiny() {
+  Problem p = llama70b_h200();
+  p.model.layers = 4;
+  p.model.hidden_size = 64;       // h
+  p.model.ffn_hidden_size = 160;  // F
+  p.model.attention_heads = 4;    // a
+  p.model.kv_heads = 2;           // g
+  p.model.head_dim = 16;          // h_q = 64, h_kv = 32
+  p.model.vocab_size = 1000;      // V
+  p.model.seq_length = 32;        // s
+  p.training.global_batch_size = 16;
+  return p;
+}
+
+ChainCosts costs(const Problem& p, const Candidate& c) {
+  return chain_costs(p, c, effective_links(p.cluster));
+}
+
+TEST(Memory, StaticBytesPerParameterFollowMegatronTable) {
+  // Megatron-LM docs/user-guide/features/dist_optimizer.md: bf16 params, fp32 grads 18 and
+  // 6 + 12/d; 16-bit params and grads 20 and 4 + 16/d. ZeRO-2/3 (Rajbhandari et al. §5).
+  for (double d : {2.0, 8.0, 64.0}) {
+    EXPECT_DOUBLE_EQ(static_bytes_per_param(0, d, true).total(), 18.0);
+    EXPECT_DOUBLE_EQ(static_bytes_per_param(1, d, true).total(), 6.0 + 12.0 / d);
+    EXPECT_DOUBLE_EQ(static_bytes_per_param(2, d, true).total(), 2.0 + 16.0 / d);
+    EXPECT_DOUBLE_EQ(static_bytes_per_param(3, d, true).total(), 18.0 / d);
+    EXPECT_DOUBLE_EQ(static_bytes_per_param(0, d, false).total(), 20.0);
+    EXPECT_DOUBLE_EQ(static_bytes_per_param(1, d, false).total(), 4.0 + 16.0 / d);
+    EXPECT_DOUBLE_EQ(static_bytes_per_param(1, d, false).grad, 2.0);
+    EXPECT_DOUBLE_EQ(static_bytes_per_param(3, d, false).weight, 2.0 / d);
+  }
+}
+
+TEST(Memory, ZeroBubbleWStateIsXAndDyOfEveryWeightGemmByHand) {
+  Problem p = tiny();
+  for (int sp : {0, 1}) {
+    const int t = 2;
+    Candidate c = make_candidate(p, t, 2, 2, 1, Schedule::kZBH1, Recompute::kNone, sp, 1);
+    const ChainCosts cc = costs(p, c);
+    // Tokens per GPU per micro-batch m = 32; h = 64, h_q = 64, h_kv = 32, F = 160.
+    const double m = 32, tsp = sp ? t : 1;
+    // Per weight GEMM: X elements + dY elements per TP rank.
+    const double qkv = m * 64 / tsp + m * (64 + 2 * 32) / t;  // X: norm out; dY: dQKV
+    const double proj = m * 64 / t + m * 64 / tsp;            // X: attention out; dY: d(out)
+    const double fc1 = m * 64 / tsp + m * 2 * 160 / t;        // X: norm out; dY: d(gate, up)
+    const double fc2 = m * 160 / t + m * 64 / tsp;            // X: SwiGLU out; dY: d(out)
+    const double expect = 2.0 * (qkv + proj + fc1 + fc2) * p.gpu.activation_overhead;
+    EXPECT_DOUBLE_EQ(cc.layer.wkeep_bytes, expect) << "sp=" << sp;
+    // The head keeps its input and the bf16 logits gradient (V/t per token).
+    const double head = 2.0 * (m * 64 / tsp + m * 1000 / t) * p.gpu.activation_overhead;
+    EXPECT_DOUBLE_EQ(cc.head.wkeep_bytes, head);
+  }
+}
+
+TEST(Memory, LlamaSeventyBWStateIs274kBPerTokenPerLayerAtTp1) {
+  // The figure of the issue: X (106 kB) and dY (168 kB) per token per layer at TP 1.
+  Problem p = llama70b_h200();
+  p.gpu.activation_overhead = 1.0;
+  Candidate c = make_candidate(p, 1, 8, 16, 1, Schedule::kZBH1, Recompute::kNone, 0, 1);
+  const double per_token = costs(p, c).layer.wkeep_bytes / 8192.0;
+  const double x = 2.0 * (8192 + 8192 + 8192 + 28672);
+  const double dy = 2.0 * ((8192 + 2 * 1024) + 8192 + 2 * 28672 + 8192);
+  EXPECT_DOUBLE_EQ(per_token, x + dy);
+  EXPECT_NEAR(per_token / 1e3, 274.4, 0.1);
+}
+
+TEST(Memory, ZeroThreeBuffersAreTheSumOfWhatIsLiveByHand) {
+  Problem p = tiny();
+  for (bool fp32 : {true, false}) {
+    p.training.grad_reduce_in_fp32 = fp32;
+    const double g = fp32 ? 4.0 : 2.0;
+    const double ovh = p.gpu.activation_overhead;
+    // TP 1, DP 8, ZeRO-3, no recomputation: no activation transient in a layer.
+    Candidate c = make_candidate(p, 1, 1, 8, 1, Schedule::k1F1B, Recompute::kNone, 0, 3);
+    const ChainCosts cc = costs(p, c);
+    // Layer parameters: QKV 64·(64 + 2·32), out 64·64, MLP 3·64·160, two RMSNorms 2·64.
+    const double layer = 64.0 * 128 + 64.0 * 64 + 3.0 * 64 * 160 + 2 * 64;
+    ASSERT_DOUBLE_EQ(cc.layer.params, layer);
+    // Gathered bf16 layer + prefetched next layer + unsharded gradients of the layer.
+    EXPECT_DOUBLE_EQ(cc.layer.transient_bytes, 2 * layer + 2 * layer + g * layer);
+    // Head: logits (6 B each, m = 32 tokens) + gathered output layer and final norm +
+    // their unsharded gradients + the last layer prefetched.
+    const double head = 1000.0 * 64 + 64;
+    const double logits = 6.0 * 32 * 1000 * ovh;
+    EXPECT_DOUBLE_EQ(cc.head.transient_bytes, logits + head * (2 + g) + 2 * layer);
+    // Embedding: its gathered table and unsharded gradients.
+    EXPECT_DOUBLE_EQ(cc.embed.transient_bytes, 1000.0 * 64 * (2 + g));
+    // Static: everything sharded 8 ways.
+    EXPECT_DOUBLE_EQ(cc.layer.static_bytes, layer * (2 + g + (fp32 ? 12 : 16)) / 8);
+  }
+  // Without ZeRO-3 none of these buffers exist.
+  Candidate c1 = make_candidate(p, 1, 1, 8, 1, Schedule::k1F1B, Recompute::kNone, 0, 1);
+  EXPECT_EQ(costs(p, c1).layer.transient_bytes, 0.0);
+}
+
+TEST(Memory, FusedCrossEntropyKeepsOnlyTheBf16Logits) {
+  Problem p = tiny();
+  Candidate c = make_candidate(p, 2, 1, 4, 1, Schedule::k1F1B, Recompute::kNone, 1, 1);
+  const double logits = 32.0 * 1000 / 2;  // m · V/t
+  p.training.cross_entropy_fusion = false;
+  EXPECT_DOUBLE_EQ(costs(p, c).head.transient_bytes, 6.0 * logits * p.gpu.activation_overhead);
+  p.training.cross_entropy_fusion = true;
+  EXPECT_DOUBLE_EQ(costs(p, c).head.transient_bytes, 2.0 * logits * p.gpu.activation_overhead);
+}
+
+TEST(Memory, BreakdownSumsToStageMemoryForRandomCandidates) {
+  Problem p = llama70b_h200();
+  p.gpus = {64};
+  const Enumeration en = enumerate_candidates(p);
+  Evaluator fast(p, EvalOptions{false, false, true});
+  Evaluator full(p, EvalOptions{false, true, true});
+  std::mt19937 rng(11);
+  std::size_t checked = 0, with_wstate = 0;
+  for (std::size_t i = 0; i < en.candidates.size(); i += 1 + rng() % 5) {
+    const Candidate& c = en.candidates[i];
+    for (Evaluator* ev : {&fast, &full}) {
+      const Evaluation e = ev->evaluate(c);
+      if (!e.feasible) continue;
+      SCOPED_TRACE("candidate " + std::to_string(i));
+      double peak = 0;
+      for (const StageResult& r : e.stages) {
+        const double sum = r.weights_gb + r.gradients_gb + r.optimizer_gb + r.activations_gb +
+                           r.wstate_gb + r.transient_gb + r.workspace_gb;
+        EXPECT_NEAR(sum, r.memory_gb, 1e-9 * r.memory_gb);
+        for (double x : {r.weights_gb, r.gradients_gb, r.optimizer_gb, r.activations_gb,
+                         r.wstate_gb, r.transient_gb, r.workspace_gb}) {
+          EXPECT_GE(x, 0.0);
+        }
+        if (c.schedule != Schedule::kZBH1) {
+          EXPECT_EQ(r.wstate_gb, 0.0);
+        }
+        with_wstate += r.wstate_gb > 0;
+        peak = std::max(peak, r.memory_gb);
+      }
+      EXPECT_DOUBLE_EQ(peak, e.peak_memory_gb);
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 200u);
+  EXPECT_GT(with_wstate, 0u);
+}
+
+TEST(Memory, HeadroomShiftsFeasibilityExactlyAtTheBoundary) {
+  Problem p = llama70b_h200();
+  // PP 1: one stage, so the peak does not depend on the capacity the partitioner sees.
+  Candidate c = make_candidate(p, 8, 1, 16, 1, Schedule::k1F1B, Recompute::kSelective, 1, 1);
+  const Evaluation base = evaluate(p, c);
+  ASSERT_TRUE(base.feasible);
+  const double need = base.peak_memory_gb * 1e9;
+  ASSERT_LT(need, p.gpu.memory_bytes);
+  // Just enough room left: still feasible, same figures.
+  p.gpu.memory_headroom_bytes = p.gpu.memory_bytes - need - 1e3;
+  const Evaluation fits = evaluate(p, c);
+  ASSERT_TRUE(fits.feasible);
+  EXPECT_EQ(fits.peak_memory_gb, base.peak_memory_gb);
+  EXPECT_EQ(fits.iteration_time_s, base.iteration_time_s);
+  // A kilobyte more headroom: infeasible for memory, with the figures named.
+  p.gpu.memory_headroom_bytes = p.gpu.memory_bytes - need + 1e3;
+  const Evaluation over = evaluate(p, c);
+  EXPECT_FALSE(over.feasible);
+  EXPECT_EQ(over.reason, Infeasible::kMemory);
+  EXPECT_NEAR(over.needed_bytes, need, 1.0);
+  EXPECT_NE(explain(over).find("headroom"), std::string::npos) << explain(over);
+}
+
+}  // namespace
+}  // namespace ppsearch
