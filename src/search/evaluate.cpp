@@ -39,6 +39,8 @@ struct Evaluator::Impl {
   ScheduleResult sim;
   std::vector<double> hop_s;  // per virtual-stage boundary
   PartitionProblem part_relaxed;
+  PartitionProblem part_budget;  // interleaved fallback with per-chunk budgets
+  std::vector<double> chunk_need, dev_need;
   PartitionWorkspace relaxed_ws;
   // Memo of the time-optimal partition without a memory limit, keyed by what it
   // depends on (stage count, item times, per-stage p2p): consecutive candidates that
@@ -76,20 +78,26 @@ void set_infeasible(Evaluation* e, Infeasible why) {
 }
 
 // Per-stage in-flight micro-batches k_σ (algorithms.md §1.1 "How memory enters",
-// §2.1 table, §4.3).
-double in_flight(Schedule s, int sigma, int P, int v, int M, double wkeep_ratio) {
+// §2.1 table, §4.3). `stage` is the virtual stage, chunk = stage / P, rank = stage mod P.
+double in_flight(Schedule s, int stage, int P, int v, int M, double wkeep_ratio) {
+  const int sigma = stage % P;
   switch (s) {
     case Schedule::kGPipe:
       return M;
     case Schedule::k1F1B:
       return std::min(P - sigma, M);
     case Schedule::kInterleaved1F1B: {
-      // Rank r holds (v−1)P + 2(P−r−1) + 1 chunk activations (SC21 §2.2.2; Megatron
-      // warm-up). The chunk chain cannot see a device's other chunks, so every
-      // chunk is charged rank 0's per-chunk share: a conservative heuristic,
-      // checked afterwards against the simulated per-device peak.
-      const double chunks = std::min<double>((v - 1) * P + 2 * (P - 1) + 1, double(M) * v);
-      return chunks / v;
+      // Rank r runs W = (v−1)P + 2(P−r−1) + 1 chunk forwards before its first backward
+      // (SC21 §2.2.2; Megatron's interleaved warm-up, schedules.py), the peak of its
+      // activations. Forward k belongs to chunk (k mod Pv) div P (Megatron's
+      // get_model_chunk_id), so chunk c holds full·P + clamp(rem − cP, 0, P) of them,
+      // at most M. The device peak itself comes from the simulated op order (place()).
+      const int c = stage / P;
+      const long long W =
+          std::min<long long>((v - 1LL) * P + 2LL * (P - sigma - 1) + 1, 1LL * M * v);
+      const long long full = W / (1LL * P * v), rem = W % (1LL * P * v);
+      const long long mine = full * P + std::clamp<long long>(rem - 1LL * c * P, 0, P);
+      return double(std::min<long long>(mine, M));
     }
     case Schedule::kZBH1:
       // (P−σ) full micro-batches + σ holding only the W state (§2.1, §4.3).
@@ -167,7 +175,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   pp.extra_bytes.resize(S);
   pp.comm_s.resize(S);
   for (int s = 0; s < S; ++s) {
-    pp.in_flight[s] = in_flight(c.schedule, s % P, P, v, M, wkeep_ratio);
+    pp.in_flight[s] = in_flight(c.schedule, s, P, v, M, wkeep_ratio);
     // Interleaved: each of a device's v chunks gets 1/v of the device (heuristic).
     pp.extra_bytes[s] = cc.extra_bytes / v;
     double cs = 0;
@@ -337,6 +345,40 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       if (ok) {
         bounds = part.bounds;
         ok = place(bounds, &peak, &peak_rank) && peak <= cap;
+      }
+      if (!ok) {
+        // Second try: instead of 1/v of the device per chunk, each chunk gets the device's
+        // capacity in proportion to what it needs in the time-optimal chain (a chunk that
+        // holds more in-flight micro-batches or the embedding gets more), as per-stage
+        // budgets (capacity − budget enters as the stage's reserve E_σ). The device
+        // memory is again checked on the simulated op order.
+        const std::vector<int>& rb = relaxed_bounds();
+        std::vector<double>& need = I.chunk_need;
+        need.assign(S, 0.0);
+        std::vector<double>& dev_need = I.dev_need;
+        dev_need.assign(P, 0.0);
+        for (int st = 0; st < S; ++st) {
+          double stat = 0, act = 0, tr = 0;
+          for (int i = rb[st]; i < rb[st + 1]; ++i) {
+            stat += pp.static_bytes[i];
+            act += pp.act_bytes[i];
+            tr = std::max(tr, pp.transient_bytes[i]);
+          }
+          need[st] = stat + pp.in_flight[st] * act + tr + pp.extra_bytes[st];
+          dev_need[st % P] += need[st];
+        }
+        PartitionProblem& budgeted = I.part_budget;
+        budgeted = pp;
+        budgeted.capacity_bytes = cap;
+        for (int st = 0; st < S; ++st) {
+          const double share = dev_need[st % P] > 0 ? need[st] / dev_need[st % P] : 1.0 / v;
+          budgeted.extra_bytes[st] = pp.extra_bytes[st] + cap * (1.0 - share);
+        }
+        const Partition& part2 = run_partitioner(budgeted);
+        if (part2.feasible) {
+          bounds = part2.bounds;
+          ok = place(bounds, &peak, &peak_rank) && peak <= cap;
+        }
       }
       if (!ok) {
         set_infeasible(&e, Infeasible::kMemory);
