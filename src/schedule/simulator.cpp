@@ -127,6 +127,22 @@ std::size_t uz(long long x) { return static_cast<std::size_t>(x); }
 
 double at_or_zero(const std::vector<double>& v, std::size_t i) { return v.empty() ? 0.0 : v[i]; }
 
+// Records a memory state (total, W-state part) into the running peak. Several moments can
+// reach the same peak with different splits (a stored activation and a W state of equal
+// size); the split reported is the one with the least W state among them, and totals within
+// a relative 1e-12 count as equal, so that the worklist (running sums) and the compiled
+// program (sums of counts) report the same split.
+void note_peak(double total, double keep, double* peak, double* peak_keep) {
+  const double tol = 1e-12 * std::max(std::abs(total), std::abs(*peak));
+  if (total > *peak + tol) {
+    *peak = total;
+    *peak_keep = keep;
+  } else if (total >= *peak - tol) {
+    *peak = std::max(*peak, total);
+    *peak_keep = std::min(*peak_keep, keep);
+  }
+}
+
 // Turns the input into per-slot durations, transfer charges and memory deltas (algorithms.md
 // §2.4 "Inputs"). Independent of M.
 void prepare(const ScheduleInput& in, Impl& ws) {
@@ -262,10 +278,8 @@ void reference_worklist(const ScheduleInput& in, Impl& ws, ScheduleResult* out) 
         // W-state bytes held: a split B adds its Wkeep, W frees it (the deltas of prepare()).
         if (kind == kSlotB) ws.keep_mem[du] += ws.keep[uz(op.vs)];
         if (kind == kSlotW) ws.keep_mem[du] -= ws.keep[uz(op.vs)];
-        if (ws.mem[du] > out->peak_act_bytes[du]) {
-          out->peak_act_bytes[du] = ws.mem[du];
-          out->peak_wkeep_bytes[du] = ws.keep_mem[du];
-        }
+        note_peak(ws.mem[du], ws.keep_mem[du], &out->peak_act_bytes[du],
+                  &out->peak_wkeep_bytes[du]);
         if (kind == kSlotF) {
           ++ws.inflight[du];
           out->peak_in_flight[du] = std::max(out->peak_in_flight[du], ws.inflight[du]);
@@ -640,10 +654,7 @@ void run_program(const Program& prog, Impl& ws, ScheduleResult* out) {
         m += coef[c] * ws.act[vs] + coef[prog.v + c] * ws.keep[vs];
         keep += coef[prog.v + c] * ws.keep[vs];
       }
-      if (m > peak) {
-        peak = m;
-        peak_keep = keep;
-      }
+      note_peak(m, keep, &peak, &peak_keep);
     }
     out->busy_s[du] = prog.M * busy_per_microbatch(ws, P, V, d);
     out->peak_act_bytes[du] = peak;

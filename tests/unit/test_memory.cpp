@@ -287,3 +287,35 @@ TEST(MegatronEstimator, LayerActivationsDifferByTheDropoutMasksOnly) {
 
 }  // namespace
 }  // namespace ppsearch
+
+namespace ppsearch {
+namespace {
+
+TEST(Memory, BreakdownIsTheSameUnderTheFastAndTheFullSimulation) {
+  Problem p = llama70b_h200();
+  p.gpus = {64};
+  const Enumeration en = enumerate_candidates(p);
+  Evaluator fast(p, EvalOptions{false, false, true});
+  Evaluator full(p, EvalOptions{false, true, true});
+  std::size_t zb = 0;
+  for (std::size_t i = 0; i < en.candidates.size(); i += 3) {
+    const Candidate& c = en.candidates[i];
+    const Evaluation a = fast.evaluate(c), b = full.evaluate(c);
+    ASSERT_EQ(a.feasible, b.feasible);
+    if (!a.feasible) continue;
+    SCOPED_TRACE("candidate " + std::to_string(i));
+    ASSERT_EQ(a.stages.size(), b.stages.size());
+    for (std::size_t s = 0; s < a.stages.size(); ++s) {
+      const StageResult &x = a.stages[s], &y = b.stages[s];
+      EXPECT_NEAR(x.activations_gb, y.activations_gb, 1e-9 * (1 + y.memory_gb));
+      EXPECT_NEAR(x.wstate_gb, y.wstate_gb, 1e-9 * (1 + y.memory_gb));
+      EXPECT_EQ(x.weights_gb, y.weights_gb);
+      EXPECT_EQ(x.transient_gb, y.transient_gb);
+    }
+    zb += c.schedule == Schedule::kZBH1;
+  }
+  EXPECT_GT(zb, 10u);
+}
+
+}  // namespace
+}  // namespace ppsearch
