@@ -32,6 +32,23 @@ double proj_flops(const Dims& d) { return 2 * d.h * (d.hq + 2 * d.hkv) + 2 * d.h
 double mlp_flops(const Dims& d) { return 2 * d.h * d.F * (d.glu ? 3 : 2); }
 double core_flops(const Dims& d, double s_eff) { return 4 * s_eff * d.hq; }
 
+// The matmuls of a layer in the order a torchtitan-style block runs them (separate q, k, v
+// projections; gate, up, down for SwiGLU): input width k, output width n (before TP).
+struct Matmul {
+  double k, n;
+};
+int layer_matmuls(const Dims& d, Matmul out[7]) {
+  int i = 0;
+  out[i++] = {d.h, d.hq};            // wq
+  out[i++] = {d.h, d.hkv};           // wk
+  out[i++] = {d.h, d.hkv};           // wv
+  out[i++] = {d.hq, d.h};            // wo
+  out[i++] = {d.h, d.F};             // w1 (gate) / fc1
+  if (d.glu) out[i++] = {d.h, d.F};  // w3 (up)
+  out[i++] = {d.F, d.h};             // w2 (down) / fc2
+  return i;
+}
+
 }  // namespace
 
 double model_flops_per_step(const ModelSpec& m, int global_batch, AttentionFlops conv) {
@@ -44,14 +61,23 @@ double model_flops_per_step(const ModelSpec& m, int global_batch, AttentionFlops
   return 3.0 * global_batch * d.s * per_token;
 }
 
-double recompute_flops_per_step(const ModelSpec& m, int global_batch, Recompute r) {
+double recompute_flops_per_step(const ModelSpec& m, int global_batch, Recompute r,
+                                SelectiveRecompute how) {
   const Dims d = dims_of(m);
   // algorithms.md §3.1 (Korthikanti §6): full = one more forward of every layer;
   // selective = the core attention forward again. Counted with the full-matrix s.
+  // Per-op selective (torchtitan) recomputes every second matmul instead.
   switch (r) {
     case Recompute::kNone:
       return 0.0;
     case Recompute::kSelective:
+      if (how == SelectiveRecompute::kPerOp) {
+        Matmul mm[7];
+        const int n = layer_matmuls(d, mm);
+        double per_token = 0;
+        for (int i = 1; i < n; i += 2) per_token += 2 * mm[i].k * mm[i].n;
+        return double(global_batch) * d.s * m.layers * per_token;
+      }
       return double(global_batch) * d.s * m.layers * core_flops(d, d.s);
     case Recompute::kFull:
       return double(global_batch) * d.s * m.layers *
@@ -193,6 +219,9 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
       cp_bwd = std::max(0.0, 2.0 * (cp - 1) * step - att_bwd);
     }
     const double fwd_compute = g_fwd + att_fwd + ew_fwd;
+    const bool per_op = pb.training.selective_recompute == SelectiveRecompute::kPerOp;
+    Matmul mm[7];
+    const int n_mm = layer_matmuls(d, mm);
     double bwd_compute = g_dgrad + att_bwd + ew_bwd;
     double bwd_comm = tp_bwd + cp_bwd;
     // Recomputation (§3.2): full replays the forward (with its collectives) before
@@ -201,7 +230,17 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
       bwd_compute += fwd_compute;
       bwd_comm += tp_fwd + cp_fwd;
     } else if (c.recompute == Recompute::kSelective) {
-      bwd_compute += att_fwd;
+      if (per_op) {
+        // Per-op (torchtitan): every second matmul and the element-wise ops run again.
+        for (int i = 1; i < n_mm; i += 2) {
+          const bool row_parallel = (i == 3) || (i == n_mm - 1);  // wo, w2: k sharded
+          bwd_compute += row_parallel ? gemm_time(m, mm[i].n, mm[i].k / t, gpu)
+                                      : gemm_time(m, mm[i].n / t, mm[i].k, gpu);
+        }
+        bwd_compute += ew_fwd;
+      } else {
+        bwd_compute += att_fwd;
+      }
     }
     L.fwd_s = fwd_compute + tp_fwd + cp_fwd;
     L.bwd_s = bwd_compute + bwd_comm;
@@ -221,7 +260,18 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     const double a_lse = kFp32 * m * d.a / t;
     const double a_none = a_core + a_tp + a_lse;
     double act = a_none, transient = 0;
-    if (c.recompute == Recompute::kSelective) {
+    if (c.recompute == Recompute::kSelective && per_op) {
+      // torchtitan's per-op policy (parallelize_llama.py, Dec 2024: save the outputs of
+      // matmuls except every second one, of attention and of reduce-scatters; recompute the
+      // rest): the block input, the outputs of matmuls 1, 3, 5, 7 (q, v, gate, down for
+      // SwiGLU; q, v, fc1 for GeLU), the attention output and its log-sum-exp.
+      double kept = d.h / tsp + d.hq / t;  // block input, attention output
+      for (int i = 0; i < n_mm; i += 2) {
+        const bool row_parallel = (i == 3) || (i == n_mm - 1);
+        kept += row_parallel ? mm[i].n / tsp : mm[i].n / t;
+      }
+      act = kBf16 * m * kept + a_lse;
+    } else if (c.recompute == Recompute::kSelective) {
       act = a_none - a_lse;  // core attention recomputed: its softmax statistics are not kept
     } else if (c.recompute == Recompute::kFull) {
       act = kBf16 * m * d.h / tsp;  // layer input only (Korthikanti Table 2)

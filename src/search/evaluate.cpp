@@ -471,8 +471,8 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   const double n_gpu = c.gpus;
   const double peak_flops = pb.gpu.peak_flop_per_s;
   const double f_model = model_flops_per_step(pb.model, c.global_batch_size, tr.attention_flops);
-  const double f_hw =
-      f_model + recompute_flops_per_step(pb.model, c.global_batch_size, c.recompute);
+  const double f_hw = f_model + recompute_flops_per_step(pb.model, c.global_batch_size, c.recompute,
+                                                         pb.training.selective_recompute);
   e.feasible = true;
   e.reason = Infeasible::kNone;
   e.iteration_time_s = t_iter;

@@ -309,6 +309,14 @@ std::vector<KeyDef> build_table() {
                        PPSEARCH_REF(bool, training.cross_entropy_fusion),
                        "cross entropy computed in place on the bf16 logits (no fp32 logits copy, "
                        "e.g. Transformer Engine's parallel cross entropy); docs/memory.md"));
+  t.push_back(enum_key(
+      "training.selective_recompute", {"core-attention", "per-op"},
+      [](const Problem& p) { return static_cast<int>(p.training.selective_recompute); },
+      [](Problem& p, int v) {
+        p.training.selective_recompute = static_cast<SelectiveRecompute>(v);
+      },
+      "what recompute = selective recomputes: core-attention (Megatron-LM, Korthikanti et al.) or "
+      "per-op (torchtitan: keeps every other matmul output and attention); docs/memory.md"));
 
   // ---- [gpu] ---------------------------------------------------------------
   t.push_back(string_key("gpu.name", PPSEARCH_REF(std::string, gpu.name), "GPU label, e.g. h200"));

@@ -319,3 +319,32 @@ TEST(Memory, BreakdownIsTheSameUnderTheFastAndTheFullSimulation) {
 
 }  // namespace
 }  // namespace ppsearch
+
+namespace ppsearch {
+namespace {
+
+TEST(Memory, PerOpSelectiveRecomputeKeepsEveryOtherMatmulByHand) {
+  // torchtitan's per-op policy on the small model at TP 2 with SP: it keeps the block input,
+  // the outputs of wq (h_q), wv (h_kv), w1 (F) and w2 (h, SP-sharded), the attention output
+  // (h_q) and FlashAttention's fp32 log-sum-exp (a heads); wk, wo and w3 run again.
+  Problem p = tiny();
+  p.gpu.activation_overhead = 1.0;
+  p.training.selective_recompute = SelectiveRecompute::kPerOp;
+  Candidate c = make_candidate(p, 2, 1, 4, 1, Schedule::k1F1B, Recompute::kSelective, 1, 1);
+  const double m = 32, t = 2;
+  const double kept = 64 / t + 64 / t + 64 / t + 32 / t + 160 / t + 64 / t;
+  const ChainCosts cc = costs(p, c);
+  EXPECT_DOUBLE_EQ(cc.layer.act_bytes, 2.0 * m * kept + 4.0 * m * 4 / t);
+  // It recomputes more than core attention: slower backward than Megatron's selective.
+  p.training.selective_recompute = SelectiveRecompute::kCoreAttention;
+  const ChainCosts core = costs(p, c);
+  EXPECT_GT(cc.layer.bwd_s, core.layer.bwd_s);
+  // Recompute FLOPs for HFU: wk, wo and w3 once more per token and layer.
+  const double per_token = 2.0 * (64 * 32 + 64 * 64 + 64 * 160);
+  EXPECT_DOUBLE_EQ(
+      recompute_flops_per_step(p.model, 16, Recompute::kSelective, SelectiveRecompute::kPerOp),
+      16.0 * 32 * 4 * per_token);
+}
+
+}  // namespace
+}  // namespace ppsearch

@@ -43,7 +43,8 @@ struct ChainCosts {
 // Model FLOPs of one optimizer step (algorithms.md §3.1), under the convention
 // chosen by training.attention_flops; and the recompute FLOPs for HFU.
 double model_flops_per_step(const ModelSpec&, int global_batch, AttentionFlops);
-double recompute_flops_per_step(const ModelSpec&, int global_batch, Recompute);
+double recompute_flops_per_step(const ModelSpec&, int global_batch, Recompute,
+                                SelectiveRecompute = SelectiveRecompute::kCoreAttention);
 
 // Time of one dense GEMM [m×k]·[k×n] on the GPU (algorithms.md §3.3 (b)):
 // 2mnk / (η·peak·q_wave) + a fixed per-kernel overhead.

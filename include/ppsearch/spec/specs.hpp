@@ -11,6 +11,10 @@ namespace ppsearch {
 
 enum class MlpKind : std::uint8_t { kSwiGLU, kGeLU };
 enum class AttentionFlops : std::uint8_t { kFull, kCausal };
+// What "selective" recomputation recomputes (docs/memory.md "Activations"): Megatron's core
+// attention (Korthikanti et al.), or torchtitan's per-op policy, which keeps the outputs of
+// every other matmul and of attention and recomputes the rest.
+enum class SelectiveRecompute : std::uint8_t { kCoreAttention = 0, kPerOp = 1 };
 enum class Recompute : std::uint8_t { kNone = 0, kSelective = 1, kFull = 2 };
 // Keep in step with schedule/schedule.hpp's ScheduleKind (same numeric values).
 enum class Schedule : std::uint8_t { kGPipe = 0, k1F1B = 1, kInterleaved1F1B = 2, kZBH1 = 3 };
@@ -52,6 +56,7 @@ struct TrainingSpec {
   // logits copy), e.g. Transformer Engine's parallel cross entropy; false = Megatron's
   // vocab-parallel cross entropy, which keeps an fp32 copy. docs/memory.md.
   bool cross_entropy_fusion = false;
+  SelectiveRecompute selective_recompute = SelectiveRecompute::kCoreAttention;
 };
 
 struct GpuSpec {
