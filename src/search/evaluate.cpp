@@ -39,7 +39,9 @@ struct Evaluator::Impl {
   ScheduleResult sim;
   std::vector<double> hop_s;  // per virtual-stage boundary
   PartitionProblem part_relaxed;
-  PartitionProblem part_budget;  // interleaved fallback with per-chunk budgets
+  PartitionProblem part_budget;       // interleaved fallback with per-chunk budgets
+  PartialRecompute partial;           // partial recomputation of the current candidate
+  std::vector<int> stage_recomputed;  // per stage: layers recomputed (partial recomputation)
   std::vector<double> chunk_need, dev_need;
   PartitionWorkspace relaxed_ws;
   // Memo of the time-optimal partition without a memory limit, keyed by what it
@@ -137,7 +139,32 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     return;
   }
 
-  const ChainCosts cc = chain_costs(pb, c, I.links);
+  // Partial recomputation (docs/memory.md): the items are costed without recomputation and
+  // each stage adds what recomputing r of its layers changes, r chosen by the partitioner.
+  const bool partial = c.recompute == Recompute::kFull && c.recompute_num_layers != 0 && v == 1;
+  Candidate base_c = c;
+  if (partial) base_c.recompute = Recompute::kNone;
+  const ChainCosts cc = chain_costs(pb, base_c, I.links);
+  PartialRecompute& prc = I.partial;
+  ItemCost delta;  // one layer recomputed in full minus the same layer without recomputation
+  I.stage_recomputed.assign(S, 0);
+  if (partial) {
+    Candidate full_c = c;
+    full_c.recompute_num_layers = 0;
+    const ItemCost full_layer = chain_costs(pb, full_c, I.links).layer;
+    delta.bwd_s = full_layer.bwd_s - cc.layer.bwd_s;
+    delta.compute_s = full_layer.compute_s - cc.layer.compute_s;
+    delta.tp_comm_s = full_layer.tp_comm_s - cc.layer.tp_comm_s;
+    delta.cp_comm_s = full_layer.cp_comm_s - cc.layer.cp_comm_s;
+    delta.act_bytes = cc.layer.act_bytes - full_layer.act_bytes;
+    delta.transient_bytes = full_layer.transient_bytes;
+    prc.recomputable.assign(static_cast<std::size_t>(n_items), 1);
+    prc.recomputable.front() = prc.recomputable.back() = 0;  // embedding, head
+    prc.save_bytes = delta.act_bytes;
+    prc.extra_time_s = delta.bwd_s;
+    prc.transient_bytes = delta.transient_bytes;
+    prc.per_stage = c.recompute_num_layers;
+  }
   const int ndom = pb.cluster.nvlink_domain_size;
   const double cap = cc.capacity_bytes;
 
@@ -263,6 +290,14 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         I.dev_tp[d] += it.tp_comm_s;
         I.dev_cp[d] += it.cp_comm_s;
       }
+      if (const int r = I.stage_recomputed[s]; r > 0) {  // partial recomputation
+        si.bwd_s[s] += r * delta.bwd_s;
+        si.act_bytes[s] = std::max(0.0, si.act_bytes[s] - r * delta.act_bytes);
+        I.dev_transient[d] = std::max(I.dev_transient[d], delta.transient_bytes);
+        I.dev_compute[d] += r * delta.compute_s;
+        I.dev_tp[d] += r * delta.tp_comm_s;
+        I.dev_cp[d] += r * delta.cp_comm_s;
+      }
       I.dev_window[d] += si.bwd_s[s] + si.wgt_s[s];
     }
     if (I.opt.full_simulation) {
@@ -295,9 +330,19 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     // answer (same value, and the latest cuts among all optima are also the latest
     // among the feasible ones), so the DP is skipped.
     const std::vector<int>& rb = relaxed_bounds();
-    if (!I.opt.reference_partitioner && evaluate_partition(pp, rb).feasible) {
-      bounds = rb;
-    } else if (const Partition& part = run_partitioner(pp); part.feasible) {
+    if ((!partial || c.recompute_num_layers < 0) && !I.opt.reference_partitioner &&
+        evaluate_partition(pp, rb).feasible) {
+      bounds = rb;  // partial, fewest that fit: nothing needs recomputing
+    } else if (partial && [&] {
+                 const PartialRecomputePartition pr = partition_partial_recompute(pp, prc);
+                 if (!pr.partition.feasible) return false;
+                 bounds = pr.partition.bounds;
+                 I.stage_recomputed = pr.recomputed;
+                 return true;
+               }()) {
+      // partial recomputation: bounds and per-stage counts set
+    } else if (const Partition& part = partial ? I.part_ref : run_partitioner(pp);
+               !partial && part.feasible) {
       bounds = part.bounds;
     } else {
       // Figures for the user: the time-optimal partition without a memory limit,
@@ -471,8 +516,15 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   const double n_gpu = c.gpus;
   const double peak_flops = pb.gpu.peak_flop_per_s;
   const double f_model = model_flops_per_step(pb.model, c.global_batch_size, tr.attention_flops);
-  const double f_hw = f_model + recompute_flops_per_step(pb.model, c.global_batch_size, c.recompute,
-                                                         pb.training.selective_recompute);
+  double recomputed_share = 1.0;  // of the layers, for the recompute FLOPs of partial recompute
+  if (partial) {
+    int r = 0;
+    for (int x : I.stage_recomputed) r += x;
+    recomputed_share = double(r) / pb.model.layers;
+  }
+  const double f_hw = f_model + recomputed_share * recompute_flops_per_step(
+                                                       pb.model, c.global_batch_size, c.recompute,
+                                                       pb.training.selective_recompute);
   e.feasible = true;
   e.reason = Infeasible::kNone;
   e.iteration_time_s = t_iter;
@@ -520,6 +572,12 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       r.activations_gb = (I.sim.peak_act_bytes[d] - wstate) / 1e9;
       r.transient_gb = I.dev_transient[d] / 1e9;
       r.workspace_gb = cc.extra_bytes / 1e9;
+      r.recomputed_layers = partial
+                                ? I.stage_recomputed[s]
+                                : (c.recompute == Recompute::kFull
+                                       ? std::max(0, std::min(bounds[s + 1], pb.model.layers + 1) -
+                                                         std::max(bounds[s], 1))
+                                       : 0);
       e.stages.push_back(r);
     }
   }

@@ -463,6 +463,11 @@ std::vector<KeyDef> build_table() {
       "search.sp", {"off", "on"}, [](const Problem& p) { return p.search.sp; },
       [](Problem& p, const std::vector<int>& v) { p.search.sp = v; },
       "sequence parallelism (with TP)"));
+  t.push_back(int_list_key(
+      "search.recompute_num_layers", PPSEARCH_REF(std::vector<int>, search.recompute_num_layers), 0,
+      kMaxLayers, true,
+      "with recompute = full: layers recomputed per pipeline stage (Megatron --recompute-method "
+      "block --recompute-num-layers N); 0 = every layer; auto = per stage the fewest that fit"));
   t.push_back(int_list_key("search.zero", PPSEARCH_REF(std::vector<int>, search.zero), 0, 3, true,
                            "ZeRO stages: optimizer-state (1), gradient (2), parameter (3) "
                            "sharding over DP"));

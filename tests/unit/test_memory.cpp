@@ -348,3 +348,89 @@ TEST(Memory, PerOpSelectiveRecomputeKeepsEveryOtherMatmulByHand) {
 
 }  // namespace
 }  // namespace ppsearch
+
+namespace ppsearch {
+namespace {
+
+TEST(PartialRecompute, FewestLayersPerStageIsFasterThanAllAndFits) {
+  // Llama-3-405B shape on 80 GB GPUs at TP 8, PP 16: recomputing every layer fits with room
+  // to spare; recomputing per stage only the layers that memory requires is faster.
+  Problem p = llama70b_h200();
+  p.model.layers = 126;
+  p.model.hidden_size = 16384;
+  p.model.ffn_hidden_size = 53248;
+  p.model.attention_heads = 128;
+  p.model.kv_heads = 8;
+  p.model.head_dim = 128;
+  p.training.global_batch_size = 2048;
+  p.gpu.memory_bytes = 80e9;
+  Candidate all = make_candidate(p, 8, 16, 2, 1, Schedule::k1F1B, Recompute::kFull, 1, 1);
+  Candidate fewest = all, two = all;
+  fewest.recompute_num_layers = -1;
+  two.recompute_num_layers = 2;
+  for (bool full_sim : {false, true}) {
+    const EvalOptions opt{false, full_sim, true};
+    const Evaluation a = evaluate(p, all, opt), f = evaluate(p, fewest, opt),
+                     b = evaluate(p, two, opt);
+    ASSERT_TRUE(a.feasible && f.feasible && b.feasible);
+    EXPECT_LT(f.iteration_time_s, a.iteration_time_s);
+    EXPECT_LE(f.peak_memory_gb * 1e9, p.gpu.memory_bytes);
+    int recomputed = 0, layers = 0;
+    for (const StageResult& r : f.stages) {
+      recomputed += r.recomputed_layers;
+      const int n = std::min(r.last_layer, 126) - std::max(r.first_layer, 1) + 1;
+      layers += n;
+      EXPECT_LE(r.recomputed_layers, n);
+      EXPECT_NEAR(r.weights_gb + r.gradients_gb + r.optimizer_gb + r.activations_gb + r.wstate_gb +
+                      r.transient_gb + r.workspace_gb,
+                  r.memory_gb, 1e-9 * r.memory_gb);
+    }
+    EXPECT_EQ(layers, 126);
+    EXPECT_GT(recomputed, 0);
+    EXPECT_LT(recomputed, 126);
+    // Recompute FLOPs (HFU) count only the recomputed layers.
+    EXPECT_LT(f.hfu - f.mfu, a.hfu - a.mfu);
+    // Block 2: exactly min(2, layers) per stage.
+    for (const StageResult& r : b.stages) {
+      const int n = std::min(r.last_layer, 126) - std::max(r.first_layer, 1) + 1;
+      EXPECT_EQ(r.recomputed_layers, std::min(2, std::max(0, n)));
+    }
+    // Every layer recomputed: the plain full-recompute candidate reports them all.
+    int all_rec = 0;
+    for (const StageResult& r : a.stages) all_rec += r.recomputed_layers;
+    EXPECT_EQ(all_rec, 126);
+  }
+}
+
+TEST(PartialRecompute, EnumerationHasOneCandidatePerValueAndCountsStayExact) {
+  Problem p = llama70b_h200();
+  p.gpus = {64};
+  const Enumeration base = enumerate_candidates(p);
+  p.search.recompute_num_layers = {};  // auto
+  const Enumeration with = enumerate_candidates(p);
+  std::int64_t removed = 0;
+  for (const auto& r : with.rules) removed += r.removed;
+  EXPECT_EQ(removed + static_cast<std::int64_t>(with.candidates.size()), with.considered);
+  std::size_t extra = 0;
+  for (const Candidate& c : with.candidates) {
+    if (c.recompute_num_layers != 0) {
+      EXPECT_EQ(c.recompute_num_layers, -1);
+      EXPECT_EQ(c.recompute, Recompute::kFull);
+      EXPECT_EQ(c.vpp, 1);
+      ++extra;
+    }
+  }
+  std::size_t full_single_chunk = 0;
+  for (const Candidate& c : base.candidates)
+    full_single_chunk += c.recompute == Recompute::kFull && c.vpp == 1;
+  // auto replaces "every layer" by "the fewest per stage" for single-chunk full recompute.
+  EXPECT_EQ(extra, full_single_chunk);
+  EXPECT_EQ(with.candidates.size(), base.candidates.size());
+  // A list adds one candidate per value.
+  p.search.recompute_num_layers = {0, 1, 4};
+  const Enumeration three = enumerate_candidates(p);
+  EXPECT_EQ(three.candidates.size(), base.candidates.size() + 2 * full_single_chunk);
+}
+
+}  // namespace
+}  // namespace ppsearch

@@ -23,12 +23,16 @@ struct Candidate {
   Recompute recompute = Recompute::kNone;
   std::uint8_t sp = 0;    // sequence parallelism 0/1
   std::uint8_t zero = 0;  // ZeRO stage 0..3
+  // With recompute = full (docs/memory.md "Partial recomputation"): 0 = every layer; N > 0 =
+  // the first N layers of each stage (Megatron's --recompute-method block
+  // --recompute-num-layers N); −1 = per stage the fewest layers that make it fit.
+  std::int32_t recompute_num_layers = 0;
 };
 
 // Total order used as the tie-break everywhere (deterministic ranking).
 inline auto candidate_key(const Candidate& c) {
   return std::make_tuple(c.gpus, c.tp, c.pp, c.cp, c.dp, c.vpp, c.mbs, static_cast<int>(c.schedule),
-                         static_cast<int>(c.recompute), c.sp, c.zero);
+                         static_cast<int>(c.recompute), c.sp, c.zero, c.recompute_num_layers);
 }
 inline bool key_less(const Candidate& a, const Candidate& b) {
   return candidate_key(a) < candidate_key(b);
@@ -59,6 +63,7 @@ struct StageResult {
   double wstate_gb = 0;       // zero-bubble W state (X and dY) held at the peak
   double transient_gb = 0;    // the largest transient of one item (logits, recompute, ZeRO-3)
   double workspace_gb = 0;    // CUDA context, library workspaces, NCCL buffers
+  std::int32_t recomputed_layers = 0;  // layers of this stage recomputed in full
 };
 
 struct Evaluation {

@@ -102,8 +102,11 @@ struct SearchSpec {
   std::vector<int> tp, pp, cp, vpp, mbs;
   std::vector<Schedule> schedule;
   std::vector<Recompute> recompute;
-  std::vector<int> sp;                 // 0/1
-  std::vector<int> zero;               // 0..3
+  std::vector<int> sp;    // 0/1
+  std::vector<int> zero;  // 0..3
+  // With recompute = full: layers recomputed per stage, 0 = all (default); empty (auto) = per
+  // stage the fewest that fit (docs/memory.md "Partial recomputation").
+  std::vector<int> recompute_num_layers = {0};
   bool reference_partitioner = false;  // --partitioner reference
   bool full_simulation = false;  // simulate every micro-batch instead of the periodic fast path
   // Sweep budget (search.max_candidates): a sweep with more candidates stops with exit 2.
