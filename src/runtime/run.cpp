@@ -502,6 +502,13 @@ SearchOutput merge_ranked(int sources, const BlockFetch& fetch, const RowSink& s
         sr.last_layer = st.last_layer;
         sr.time_s = st.time_s;
         sr.memory_gb = st.memory_gb;
+        sr.weights_gb = st.weights_gb;
+        sr.gradients_gb = st.gradients_gb;
+        sr.optimizer_gb = st.optimizer_gb;
+        sr.activations_gb = st.activations_gb;
+        sr.wstate_gb = st.wstate_gb;
+        sr.transient_gb = st.transient_gb;
+        sr.workspace_gb = st.workspace_gb;
         stages_out.push_back(sr);
         if (g == 0) out.first_stages.push_back(sr);
       }

@@ -34,6 +34,9 @@ struct StageRow {
   std::int64_t candidate;  // row index into /candidates
   std::int32_t stage, pipeline_rank, first_layer, last_layer;
   double time_s, memory_gb;
+  // memory_gb broken down (docs/memory.md); the seven add up to memory_gb.
+  double weights_gb, gradients_gb, optimizer_gb, activations_gb, wstate_gb, transient_gb,
+      workspace_gb;
 };
 
 // Root attributes.
