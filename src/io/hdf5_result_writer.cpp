@@ -156,6 +156,7 @@ constexpr Field kRowFields[] = {
     PPSEARCH_FIELD(ResultRow, optimizer_s, Kind::kF64),
     PPSEARCH_FIELD(ResultRow, needed_memory_gb, Kind::kF64),
     PPSEARCH_FIELD(ResultRow, worst_rank, Kind::kI32),
+    PPSEARCH_FIELD(ResultRow, recompute_num_layers, Kind::kI32),
 };
 
 constexpr Field kStageFields[] = {
@@ -173,6 +174,7 @@ constexpr Field kStageFields[] = {
     PPSEARCH_FIELD(StageRow, wstate_gb, Kind::kF64),
     PPSEARCH_FIELD(StageRow, transient_gb, Kind::kF64),
     PPSEARCH_FIELD(StageRow, workspace_gb, Kind::kF64),
+    PPSEARCH_FIELD(StageRow, recomputed_layers, Kind::kI64),
 };
 
 #undef PPSEARCH_FIELD
