@@ -12,7 +12,7 @@ if ! "$PY" -c 'import matplotlib, h5py, numpy' 2>/dev/null; then
   echo "python3-matplotlib (or h5py) is not installed for $PY: skipped"
   exit 77
 fi
-rm -rf plots svg bad future ./*.h5 notes.txt
+rm -rf plots svg bad future plain ./*.h5 notes.txt
 
 # A pipelined GPU count (80 = 5 x 16) next to a plain one, so /best has two rows and /stages
 # has a multi-rank partition.
@@ -70,34 +70,47 @@ if check_images plots80 png 8000; then ok "--gpus 80 figures"; else bad "--gpus 
 expect_rc 0 "$PY" "$PLOT" r.h5 --out svg --format svg
 if check_images svg svg 8000; then ok "SVG figures"; else bad "SVG figures"; fi
 
-# ---- 3. newer optional fields: stacked memory per kind, time-to-train ------------------------
-# A copy of r.h5 whose /stages rows carry the memory breakdown (split of memory_gb) and whose
-# /best carries time_to_train_s, gpu_hours and cost, as later schema additions will.
-"$PY" - r.h5 future.h5 <<'PY' && ok "made future.h5" || bad "could not make future.h5"
+# ---- 3. optional fields: stacked memory per kind, time-to-train -----------------------------
+# Two copies of r.h5: plain.h5 without the /stages memory breakdown (as files from before it
+# was added), and full.h5 with it and with time_to_train_s, gpu_hours and cost in /best (added
+# here when the run did not write them). The stage-memory figure must differ between them.
+"$PY" - r.h5 plain.h5 full.h5 <<'PY' && ok "made plain.h5 and full.h5" || bad "could not make the copies"
 import sys
 import h5py
-import numpy as np
 from numpy.lib import recfunctions as rf
-src, dst = sys.argv[1], sys.argv[2]
-with h5py.File(src, "r") as f, h5py.File(dst, "w") as g:
-    for k, v in f.attrs.items():
-        g.attrs[k] = v
-    g["candidates"] = f["candidates"][...]
-    st = f["stages"][...]
-    shares = {"weights_gb": .2, "gradients_gb": .1, "optimizer_gb": .3, "activations_gb": .3,
-              "wstate_gb": .0, "transient_gb": .05, "workspace_gb": .05}
-    st = rf.append_fields(st, list(shares), [st["memory_gb"] * s for s in shares.values()],
-                          usemask=False)
-    g["stages"] = st
-    b = f["best"][...]
-    ttt = 15e12 / b["tokens_per_s"]
-    g["best"] = rf.append_fields(b, ["time_to_train_s", "gpu_hours", "cost"],
-                                 [ttt, ttt * b["gpus"] / 3600, ttt * b["gpus"] / 3600 * 2.5],
+src, plain, full = sys.argv[1], sys.argv[2], sys.argv[3]
+parts = {"weights_gb": .2, "gradients_gb": .1, "optimizer_gb": .3, "activations_gb": .3,
+         "wstate_gb": .0, "transient_gb": .05, "workspace_gb": .05}
+with h5py.File(src, "r") as f:
+    attrs = dict(f.attrs.items())
+    cand, st, best = f["candidates"][...], f["stages"][...], f["best"][...]
+have = [k for k in parts if k in st.dtype.names]
+missing = [k for k in parts if k not in st.dtype.names]
+st_full = st if not missing else rf.append_fields(
+    st, missing, [st["memory_gb"] * parts[k] for k in missing], usemask=False)
+st_plain = rf.drop_fields(st, have, usemask=False) if have else st
+if "time_to_train_s" in best.dtype.names and best["time_to_train_s"].size and \
+        best["time_to_train_s"][0] == best["time_to_train_s"][0]:
+    best_full = best
+else:
+    ttt = 15e12 / best["tokens_per_s"]
+    names = [n for n in ("time_to_train_s", "gpu_hours", "cost") if n in best.dtype.names]
+    base = rf.drop_fields(best, names, usemask=False) if names else best
+    best_full = rf.append_fields(base, ["time_to_train_s", "gpu_hours", "cost"],
+                                 [ttt, ttt * best["gpus"] / 3600, ttt * best["gpus"] / 3600 * 2.5],
                                  usemask=False)
+for dst, stages, b in ((plain, st_plain, best), (full, st_full, best_full)):
+    with h5py.File(dst, "w") as g:
+        for k, v in attrs.items():
+            g.attrs[k] = v
+        g["candidates"] = cand
+        g["stages"] = stages
+        g["best"] = b
 PY
-expect_rc 0 "$PY" "$PLOT" future.h5 --out future --gpus 80
+expect_rc 0 "$PY" "$PLOT" plain.h5 --out plain --gpus 80
+expect_rc 0 "$PY" "$PLOT" full.h5 --out future --gpus 80
 if check_images future png 8000; then ok "figures with the optional fields"; else bad "optional fields"; fi
-if cmp -s plots80/stage_memory.png future/stage_memory.png; then
+if cmp -s plain/stage_memory.png future/stage_memory.png; then
   bad "stage_memory ignores the memory breakdown fields (same image as without them)"
 else
   ok "stage_memory stacks the breakdown fields"
