@@ -82,7 +82,12 @@ int run(Communicator& comm, int argc, char** argv, Activity& activity) {
       // Only a missing name or a regular file (with --overwrite) is written; devices, FIFOs,
       // sockets, folders and symbolic links never are (docs/results.md, "Output safety").
       const std::string problem = output_target_problem(req.output_path, req.overwrite);
-      if (!problem.empty()) {
+      const std::string trace_problem =
+          req.trace_path.empty() ? "" : output_target_problem(req.trace_path, req.overwrite);
+      if (!trace_problem.empty()) {
+        std::cerr << "--trace: trace = " << req.trace_path << ": " << trace_problem << "\n";
+        start.code = static_cast<int>(ExitCode::kUsage);
+      } else if (!problem.empty()) {
         std::cerr << "--output: output = " << req.output_path << ": " << problem << "\n";
         start.code = static_cast<int>(ExitCode::kUsage);
       } else {
@@ -193,6 +198,8 @@ int run(Communicator& comm, int argc, char** argv, Activity& activity) {
       code = static_cast<int>(ExitCode::kOutput);
     }
     if (!req.quiet) print_report(std::cout, problem, req, en, out, meta);
+    if (code == 0)
+      code = explain_best(std::cout, std::cerr, problem, req, en, out, start.full_simulation);
     if (code == 0 && out.feasible == 0) {
       print_no_feasible(std::cerr, en, out);
       code = static_cast<int>(ExitCode::kInfeasible);

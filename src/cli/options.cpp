@@ -106,6 +106,12 @@ po::options_description visible_options() {
   add("threads", text("N"),
       "OpenMP threads per MPI rank (default OMP_NUM_THREADS, else all cores of the rank)");
   add("quiet", po::bool_switch(), "print nothing but errors");
+  add("explain", po::bool_switch(),
+      "explain the best row: per-rank time and memory, communication hidden and exposed, "
+      "bubble, binding constraint, schedule Gantt (on by itself when one candidate is left)");
+  add("gantt", po::bool_switch(), "print the best row's schedule as a text Gantt");
+  add("trace", text("FILE.json"),
+      "write the best row's simulated schedule as Chrome-trace / Perfetto JSON");
   add("print-config", po::bool_switch(), "print the resolved configuration (INI) and exit");
   add("help-config", po::bool_switch(), "print every configuration key and exit");
   add("help,h", po::bool_switch(), "print this help and exit");
@@ -357,6 +363,13 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
   RunRequest req;
   req.overwrite = flag("overwrite");
   req.quiet = flag("quiet");
+  req.explain = flag("explain");
+  req.gantt = flag("gantt");
+  if (vm.count("trace") != 0U) {
+    req.trace_path = text("trace");
+    if (req.trace_path.empty())
+      issues.push_back(ConfigIssue{"--trace", "", "", "a file name (FILE.json)"});
+  }
   if (vm.count("top") != 0U) {
     long long v = 0;
     if (!parse_int(trim(text("top")), &v) || v < 0 || v > kMaxTop) {

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "ppsearch/search/candidate.hpp"
+#include "ppsearch/search/explain.hpp"
 
 namespace ppsearch {
 
@@ -169,6 +170,61 @@ void print_no_feasible(std::ostream& os, const Enumeration& en, const SearchOutp
     for (const auto& r : en.rules)
       if (r.removed > 0) os << "    " << r.name << ": " << r.removed << " (" << r.meaning << ")\n";
   }
+}
+
+int explain_best(std::ostream& os, std::ostream& err, const Problem& problem, const RunRequest& req,
+                 const Enumeration& en, const SearchOutput& out, bool full_simulation) {
+  const bool exact = en.candidates.size() == 1;
+  const bool text = !req.quiet && (req.explain || req.gantt || exact);
+  if (!text && req.trace_path.empty()) return 0;
+  if (out.top.empty() || !out.top.front().feasible) {
+    if (!req.trace_path.empty())
+      err << "ppsearch: --trace: trace = " << req.trace_path
+          << ": no feasible configuration, no trace written\n";
+    return 0;
+  }
+  const ResultRow& r = out.top.front();
+  Candidate c;
+  c.gpus = r.gpus;
+  c.tp = r.tp;
+  c.pp = r.pp;
+  c.cp = r.cp;
+  c.dp = r.dp;
+  c.vpp = r.vpp;
+  c.mbs = r.mbs;
+  c.num_microbatches = r.num_microbatches;
+  c.global_batch_size = r.global_batch_size;
+  c.schedule = static_cast<Schedule>(r.schedule);
+  c.recompute = static_cast<Recompute>(r.recompute);
+  c.sp = r.sequence_parallel;
+  c.zero = static_cast<std::uint8_t>(r.zero_stage);
+  EvalOptions eo;
+  eo.reference_partitioner = problem.search.reference_partitioner;
+  eo.full_simulation = full_simulation;
+  const ExplainedRow row = explain_candidate(problem, c, eo);
+  if (text) {
+    os << "\n";
+    if (req.explain || exact) os << format_explain(problem, c, row);
+    if (c.pp <= kGanttMaxRanks && c.num_microbatches <= kGanttMaxMicrobatches) {
+      os << "\n" << format_gantt(row.detail.schedule, row.ops);
+    } else {
+      os << "\n(no text Gantt for pp > " << kGanttMaxRanks << " or more than "
+         << kGanttMaxMicrobatches << " micro-batches: use --trace FILE.json)\n";
+    }
+  }
+  if (!req.trace_path.empty()) {
+    try {
+      write_text_output(req.trace_path, req.overwrite, schedule_trace_json(c, row), "trace file");
+    } catch (const OutputTargetError& e) {
+      err << "ppsearch: --trace: " << e.what() << "\n";
+      return static_cast<int>(ExitCode::kUsage);
+    } catch (const OutputError& e) {
+      err << "ppsearch: " << e.what() << "\n";
+      return static_cast<int>(ExitCode::kOutput);
+    }
+    if (!req.quiet) os << "trace: " << req.trace_path << "\n";
+  }
+  return 0;
 }
 
 Progress::Progress(bool enabled)

@@ -187,7 +187,7 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     const double ew_bwd = 2.0 * ew_fwd;
 
     // TP collectives per layer (§5.4; Shoeybi et al. §3, Korthikanti §4.2.2).
-    double tp_fwd = 0, tp_bwd = 0;
+    double tp_fwd = 0, tp_bwd = 0, tp_all = 0, tp_all_fwd = 0;  // *_all: hidden + exposed
     if (c.tp > 1) {
       const double S = kBf16 * m * d.h;  // full activation per micro-batch
       if (c.sp) {
@@ -198,25 +198,29 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
         // the column-parallel input gradients overlaps the wgrad GEMMs, and the
         // re-gather of the SP input for wgrad overlaps the dgrad GEMMs (Megatron).
         tp_bwd = 2 * ag + std::max(0.0, 2 * rs - g_wgrad) + std::max(0.0, 2 * ag - g_dgrad);
+        tp_all = tp_fwd + 4 * ag + 2 * rs;
       } else {
         const double ar = collective_time(Collective::kAllReduce, S, tp_group, links);
         tp_fwd = 2 * ar;  // after proj and after FC2
         // Backward all-reduce of the column-parallel input gradients overlaps wgrad
         // (Megatron's async tensor-parallel all-reduce).
         tp_bwd = std::max(0.0, 2 * ar - g_wgrad);
+        tp_all = 4 * ar;
       }
+      tp_all_fwd = tp_fwd;
       tp_fwd *= 1.0 - cl.tp_comm_overlap;
       tp_bwd *= 1.0 - cl.tp_comm_overlap;
     }
     // CP ring attention (Megatron/TE p2p): (cp−1) steps passing K and V chunks,
     // overlapped with the attention kernels; backward passes KV and dKV.
-    double cp_fwd = 0, cp_bwd = 0;
+    double cp_fwd = 0, cp_bwd = 0, cp_all = 0;  // cp_all: hidden + exposed, fwd + bwd
     if (c.cp > 1) {
       const double kv = 2.0 * kBf16 * m * d.hkv / t;
       const bool same = cp_group.domains <= 1;
       const double step = p2p_time(kv, same, links);
       cp_fwd = std::max(0.0, (cp - 1) * step - att_fwd);
       cp_bwd = std::max(0.0, 2.0 * (cp - 1) * step - att_bwd);
+      cp_all = 3.0 * (cp - 1) * step;
     }
     const double fwd_compute = g_fwd + att_fwd + ew_fwd;
     const bool per_op = pb.training.selective_recompute == SelectiveRecompute::kPerOp;
@@ -248,6 +252,9 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     L.compute_s = fwd_compute + bwd_compute + g_wgrad;
     L.tp_comm_s = tp_fwd + tp_bwd + (c.recompute == Recompute::kFull ? tp_fwd : 0.0);
     L.cp_comm_s = cp_fwd + cp_bwd + (c.recompute == Recompute::kFull ? cp_fwd : 0.0);
+    // Full recomputation replays the forward's collectives once more.
+    L.tp_total_s = tp_all + (c.recompute == Recompute::kFull ? tp_all_fwd : 0.0);
+    L.cp_total_s = cp_all + (c.recompute == Recompute::kFull ? cp_all / 3.0 : 0.0);
 
     // Parameters: TP-sharded matrices + replicated norms (§4.1).
     L.params = (d.h * (d.hq + 2 * d.hkv) + d.hq * d.h + d.h * d.F * (d.glu ? 3 : 2)) / t + 2 * d.h;
@@ -310,6 +317,7 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
       } else {
         tp_fwd = collective_time(Collective::kAllReduce, S, tp_group, links);
       }
+      E.tp_total_s = tp_fwd + tp_bwd;
       tp_fwd *= 1.0 - cl.tp_comm_overlap;
       tp_bwd *= 1.0 - cl.tp_comm_overlap;
     }
@@ -358,6 +366,9 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
         tp_bwd =
             std::max(0.0, collective_time(Collective::kAllReduce, S, tp_group, links) - g_wgrad);
       }
+      H.tp_total_s =
+          tp_fwd + collective_time(c.sp ? Collective::kReduceScatter : Collective::kAllReduce, S,
+                                   tp_group, links);
       tp_fwd *= 1.0 - cl.tp_comm_overlap;
       tp_bwd *= 1.0 - cl.tp_comm_overlap;
     }

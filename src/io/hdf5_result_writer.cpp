@@ -1472,3 +1472,35 @@ void write_runs_table(const std::string& path, const std::vector<RunRow>& rows,
 }
 
 }  // namespace ppsearch
+
+// ---- Text outputs (--trace): the same output safety as the result file ----------------------
+namespace ppsearch {
+
+void write_text_output(const std::string& path, bool overwrite, const std::string& text,
+                       const char* what) {
+  check_output_target(path, overwrite, what);
+  create_parent_folders(path);
+  Staging staging(path, what);  // removed on every way out but publish()
+  const int fd = ::open(staging.file().c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    const int err = errno;
+    throw OutputError("cannot write '" + path + "': cannot create the temporary file '" +
+                      staging.file() + "': " + errno_text(err));
+  }
+  std::size_t done = 0;
+  int err = 0;
+  while (done < text.size() && err == 0) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno != EINTR) err = errno;
+    if (n > 0) done += static_cast<std::size_t>(n);
+  }
+  if (err == 0 && ::fsync(fd) != 0) err = errno;
+  if (::close(fd) != 0 && err == 0) err = errno;
+  if (err != 0) {
+    throw OutputError("cannot write '" + path + "': writing the temporary file '" + staging.file() +
+                      "': " + errno_text(err));
+  }
+  staging.publish(path, overwrite);
+}
+
+}  // namespace ppsearch

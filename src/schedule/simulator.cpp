@@ -110,6 +110,7 @@ struct SimWorkspace::Impl {
   std::vector<double> end;                     // end time per program op (+ sentinel)
   std::vector<double> signature;               // per step: Σ_j (x_j − x_0)
   ScheduleResult reduced;
+  std::vector<TimedOp>* trace = nullptr;  // simulate_traced() only; null everywhere else
 };
 
 SimWorkspace::SimWorkspace() : m_impl(std::make_unique<Impl>()) {}
@@ -271,6 +272,10 @@ void reference_worklist(const ScheduleInput& in, Impl& ws, ScheduleResult* out) 
         const double ready = has_dep ? dep + ws.lag[slot] : 0.0;
         const double start = std::max(ws.clock[du], ready);
         const double end = start + ws.cost[slot];
+        if (ws.trace != nullptr) {
+          ws.trace->push_back(
+              {op, d, start, start + ws.dur[slot], end, ready, has_dep ? dep : -1.0});
+        }
         ws.clock[du] = end;
         (kind == kSlotF ? ws.end_f : (kind == kSlotB ? ws.end_b : ws.end_w))[idx] = end;
         out->busy_s[du] += ws.dur[slot];
@@ -841,6 +846,22 @@ void simulate_fast(const ScheduleInput& in, SimWorkspace& ws, ScheduleResult* ou
     return;
   }
   run_program(*prog, w, out);
+}
+
+ScheduleResult simulate_traced(const ScheduleInput& in, std::vector<TimedOp>* ops) {
+  SimWorkspace ws;
+  ScheduleResult out;
+  ops->clear();
+  const std::string err = validate(in);
+  if (!err.empty()) {
+    set_error(err, &out);
+    return out;
+  }
+  Impl& w = ws.impl();
+  w.trace = ops;
+  prepare(in, w);
+  reference_worklist(in, w, &out);
+  return out;
 }
 
 ScheduleResult simulate(const ScheduleInput& in) {

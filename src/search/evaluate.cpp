@@ -57,7 +57,9 @@ struct Evaluator::Impl {
   std::vector<int> bounds;
   // Per device accumulators.
   std::vector<double> dev_static, dev_transient, dev_params, dev_compute, dev_tp, dev_cp,
-      dev_window, dev_mem, dev_finish, dev_dp_exposed, dev_weight, dev_grad, dev_optim;
+      dev_window, dev_mem, dev_finish, dev_dp_exposed, dev_dp_total, dev_weight, dev_grad,
+      dev_optim;
+  EvalBreakdown bd;  // EvalOptions::want_breakdown only
 
   Impl(const Problem& p, EvalOptions o) : pb(p), opt(o), links(effective_links(p.cluster)) {}
 };
@@ -66,6 +68,7 @@ Evaluator::Evaluator(const Problem& problem, EvalOptions options)
     : impl_(std::make_unique<Impl>(problem, options)) {}
 Evaluator::~Evaluator() = default;
 Evaluator::Evaluator(Evaluator&&) noexcept = default;
+const EvalBreakdown& Evaluator::breakdown() const { return impl_->bd; }
 
 namespace {
 
@@ -76,6 +79,8 @@ void set_infeasible(Evaluation* e, Infeasible why) {
   e->iteration_time_s = e->mfu = e->hfu = e->tflops_per_gpu = e->tokens_per_s = nan;
   e->bubble_fraction = e->peak_memory_gb = e->compute_s = e->tp_comm_s = e->cp_comm_s = nan;
   e->pp_comm_s = e->dp_comm_s = e->pipeline_s = e->optimizer_s = nan;
+  e->tp_comm_total_s = e->cp_comm_total_s = e->pp_comm_total_s = e->dp_comm_total_s = nan;
+  e->critical_rank = -1;
   e->stages.clear();
 }
 
@@ -115,6 +120,48 @@ bool same_input(const ScheduleInput& a, const ScheduleInput& b) {
          a.wkeep_bytes == b.wkeep_bytes && a.p2p_s == b.p2p_s;
 }
 
+// Copies what lies behind a feasible evaluation into I.bd (EvalOptions::want_breakdown only;
+// never on the search's path).
+void fill_breakdown(Evaluator::Impl& I, const ChainCosts& cc, const std::vector<int>& bounds,
+                    int crit, double tied_s, double gradnorm_s, double param_gather_exposed) {
+  EvalBreakdown& b = I.bd;
+  const int P = I.sched.devices;
+  const int S = P * I.sched.chunks;
+  const long long n_items = I.pb.model.layers + 2LL;
+  b.valid = true;
+  b.schedule = I.sched;
+  b.critical_rank = crit;
+  b.capacity_bytes = cc.capacity_bytes;
+  b.reserve_bytes = cc.extra_bytes;
+  b.static_bytes = I.dev_static;
+  b.activation_bytes = I.sim.peak_act_bytes;
+  b.transient_bytes = I.dev_transient;
+  b.memory_bytes = I.dev_mem;
+  b.compute_s = I.dev_compute;
+  b.tp_exposed_s = I.dev_tp;
+  b.cp_exposed_s = I.dev_cp;
+  b.tp_total_s.assign(P, 0.0);
+  b.cp_total_s.assign(P, 0.0);
+  b.p2p_s.assign(P, 0.0);
+  for (int s = 0; s < S; ++s) {
+    const int d = s % P;
+    for (int i = bounds[s]; i < bounds[s + 1]; ++i) {
+      const ItemCost& it = i == 0 ? cc.embed : (i == n_items - 1 ? cc.head : cc.layer);
+      b.tp_total_s[d] += it.tp_total_s;
+      b.cp_total_s[d] += it.cp_total_s;
+    }
+    if (s + 1 < S) b.p2p_s[d] += I.hop_s[s];  // activation to vs+1
+    if (s > 0) b.p2p_s[d] += I.hop_s[s - 1];  // input gradient back to vs−1
+  }
+  b.busy_s = I.sim.busy_s;
+  b.grad_end_s = I.sim.last_grad_end_s;
+  b.dp_total_s = I.dev_dp_total;
+  b.dp_exposed_s = I.dev_dp_exposed;
+  b.param_gather_exposed_s = param_gather_exposed;
+  b.tied_embedding_s = tied_s;
+  b.grad_norm_s = gradnorm_s;
+}
+
 }  // namespace
 
 void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
@@ -125,6 +172,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   e.needed_bytes = 0;
   e.headroom_bytes = pb.gpu.memory_headroom_bytes;
   e.capacity_bytes = pb.gpu.memory_bytes - pb.gpu.memory_headroom_bytes;
+  I.bd.valid = false;
 
   const int P = c.pp, v = c.vpp, M = c.num_microbatches;
   const int S = P * v;  // virtual stages
@@ -260,6 +308,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     fill(I.dev_weight);
     fill(I.dev_grad);
     fill(I.dev_optim);
+    fill(I.dev_dp_total);
     si.kind = static_cast<ScheduleKind>(static_cast<int>(c.schedule));
     si.devices = P;
     si.chunks = v;
@@ -472,6 +521,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       t_dp = n_buckets * last_bucket;
     }
     double exposed = t_dp;
+    double dp_total = t_dp;  // hidden + exposed (for the explain report)
     if (c.zero >= 2 && dr > 1) {
       // ZeRO-2/3 keep only a gradient shard, so every micro-batch's backward
       // reduce-scatters its gradients (ZeRO §5); ZeRO-3 also gathers the parameters
@@ -483,6 +533,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         gather = first_gather = 0;  // parameters stay sharded after the step
       }
       exposed = std::max(last_bucket, total - pb.cluster.dp_comm_overlap * I.sim.busy_s[d]);
+      dp_total = total;
     } else if (tr.overlap_grad_reduce) {  // buckets reduce during the last backward
       exposed = std::max(last_bucket, t_dp - pb.cluster.dp_comm_overlap * I.dev_window[d]);
     }
@@ -491,6 +542,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     param_gather_exposed =
         std::max(param_gather_exposed, tr.overlap_param_gather ? first_gather : gather);
     I.dev_dp_exposed[d] = exposed;
+    I.dev_dp_total[d] = dp_total + gather;
     I.dev_finish[d] = I.sim.last_grad_end_s[d] + exposed;
     if (I.dev_finish[d] > t_end) {
       t_end = I.dev_finish[d];
@@ -548,6 +600,25 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   }
   e.pp_comm_s = M * pp_s;
   e.dp_comm_s = I.dev_dp_exposed[crit] + tied_s + param_gather_exposed;
+  e.critical_rank = crit;
+  {
+    // Totals on the critical rank: its items' whole TP / CP time, every hop it sends over.
+    double tp_all = 0, cp_all = 0, hops = 0;
+    for (int s = crit; s < S; s += P) {
+      for (int i = bounds[s]; i < bounds[s + 1]; ++i) {
+        tp_all += item(i).tp_total_s;
+        cp_all += item(i).cp_total_s;
+      }
+      if (s + 1 < S) hops += I.hop_s[s];
+      if (s > 0) hops += I.hop_s[s - 1];
+    }
+    e.tp_comm_total_s = M * tp_all;
+    e.cp_comm_total_s = M * cp_all;
+    e.pp_comm_total_s = M * hops;
+    e.dp_comm_total_s = std::max(e.dp_comm_s, I.dev_dp_total[crit] + tied_s);
+  }
+  if (I.opt.want_breakdown)
+    fill_breakdown(I, cc, bounds, crit, tied_s, gradnorm_s, param_gather_exposed);
 
   e.stages.clear();
   if (I.opt.want_stages) {

@@ -25,6 +25,9 @@ struct RunRequest {
   std::string command_line;     ///< "ppsearch" + the arguments, shell-quoted where needed
   std::string model_name;       ///< model preset name, or the model file's name without ".ini"
   std::string cluster_name;     ///< cluster preset name, or the cluster file's name without ".ini"
+  bool explain = false;         ///< --explain: explain the best row (docs/explain.md)
+  bool gantt = false;           ///< --gantt: text Gantt of the best row's schedule
+  std::string trace_path;       ///< --trace FILE.json: Chrome-trace JSON of that schedule
 };
 
 /// \brief The result of parsing: either a run (`run` true, `request` filled) or an

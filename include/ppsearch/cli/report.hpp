@@ -32,6 +32,14 @@ void print_report(std::ostream& os, const Problem& problem, const RunRequest& re
                   const Enumeration& en, const SearchOutput& out, const ResultMeta& meta);
 void print_no_feasible(std::ostream& os, const Enumeration& en, const SearchOutput& out);
 
+// The explain report (docs/explain.md) of the best row: printed when req.explain is set or the
+// search had one candidate (the exact-configuration mode), the Gantt with it or with req.gantt
+// (small pipelines only), and the --trace JSON written to req.trace_path. Returns 0, or the exit
+// code of a failed trace write (2 for an unusable name, 4 for a write error) after a message
+// on `err`. `quiet` suppresses the printing, not the trace.
+int explain_best(std::ostream& os, std::ostream& err, const Problem& problem, const RunRequest& req,
+                 const Enumeration& en, const SearchOutput& out, bool full_simulation);
+
 // Progress on stderr (done/total, rate, ETA), redrawn at most every 0.2 s.
 class Progress {
  public:

@@ -19,6 +19,10 @@ struct ItemCost {
   double compute_s = 0;  // fwd + bwd + wgt without communication
   double tp_comm_s = 0;  // exposed TP communication in fwd + bwd
   double cp_comm_s = 0;  // exposed CP communication in fwd + bwd
+  // Whole TP / CP communication in fwd + bwd, hidden and exposed (for the explain report;
+  // tp_total_s − tp_comm_s is what overlap hides).
+  double tp_total_s = 0;
+  double cp_total_s = 0;
   // Memory (bytes), docs/memory.md.
   double params = 0;           // parameters of this item per TP rank (before ZeRO sharding)
   double weight_bytes = 0;     // bf16 weights held (sharded over DP·CP under ZeRO-3)

@@ -99,4 +99,11 @@ void install_output_cleanup_handlers();
 // output_target_problem(), and OutputError (exit 4) when the file cannot be created or written.
 std::unique_ptr<ResultWriter> make_hdf5_result_writer(const std::string& path, bool overwrite);
 
+// Writes a small text file (the --trace JSON) with the same output safety as the result file:
+// output_target_problem() first, then a private temporary folder next to PATH and a rename onto
+// it. Throws OutputTargetError (exit 2) and OutputError (exit 4) like make_hdf5_result_writer;
+// `what` names the file in messages ("trace file").
+void write_text_output(const std::string& path, bool overwrite, const std::string& text,
+                       const char* what);
+
 }  // namespace ppsearch

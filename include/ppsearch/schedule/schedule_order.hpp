@@ -48,4 +48,20 @@ struct ScheduleOrder {
 /// is not interleaved, M % P != 0 for interleaved, sizes over the validate() limits).
 std::string build_schedule_order(ScheduleKind kind, int P, int v, int M, ScheduleOrder* order);
 
+/// \brief One op as the reference simulator ran it (for the schedule report and trace).
+struct TimedOp {
+  PipeOp op;
+  int device = 0;
+  double start_s = 0;     ///< the device starts the op
+  double end_s = 0;       ///< the op's own work ends (start + duration)
+  double release_s = 0;   ///< the device is free again: end_s plus, in the blocking p2p model,
+                          ///< the send of its output (F) or input gradient (B / fused BW)
+  double ready_s = 0;     ///< its input is there: the producer's release (+ async transfer)
+  double dep_end_s = -1;  ///< the producer op's release time, −1 when it has none
+};
+
+/// \brief simulate() that also records every op's times in *ops (cleared first), in the order
+/// the worklist ran them. Not for hot paths: simulate() and simulate_fast() record nothing.
+ScheduleResult simulate_traced(const ScheduleInput& in, std::vector<TimedOp>* ops);
+
 }  // namespace ppsearch

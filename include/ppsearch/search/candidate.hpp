@@ -88,6 +88,12 @@ struct Evaluation {
   double cp_comm_s = std::numeric_limits<double>::quiet_NaN();
   double pp_comm_s = std::numeric_limits<double>::quiet_NaN();
   double dp_comm_s = std::numeric_limits<double>::quiet_NaN();
+  // The same per kind with what overlap hides (hidden + exposed), on the same rank.
+  double tp_comm_total_s = std::numeric_limits<double>::quiet_NaN();
+  double cp_comm_total_s = std::numeric_limits<double>::quiet_NaN();
+  double pp_comm_total_s = std::numeric_limits<double>::quiet_NaN();
+  double dp_comm_total_s = std::numeric_limits<double>::quiet_NaN();
+  std::int32_t critical_rank = -1;  // the pipeline rank those figures are for
   double pipeline_s = std::numeric_limits<double>::quiet_NaN();  // schedule makespan
   double optimizer_s = std::numeric_limits<double>::quiet_NaN();
   std::vector<StageResult> stages;  // one per virtual stage (feasible only)

@@ -5,7 +5,9 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "ppsearch/schedule/pipeline_schedule.hpp"
 #include "ppsearch/search/candidate.hpp"
 #include "ppsearch/spec/specs.hpp"
 
@@ -15,6 +17,35 @@ struct EvalOptions {
   bool reference_partitioner = false;  // O(L²·S) DP instead of the fast exact one
   bool full_simulation = false;        // simulate every micro-batch (no periodic fast path)
   bool want_stages = true;             // fill Evaluation::stages
+  bool want_breakdown = false;         // fill Evaluator::breakdown() (explain, trace); the
+                                       // search leaves it off
+};
+
+// What lies behind one feasible evaluation, per pipeline rank (index = rank): the schedule
+// that was simulated, the memory terms and the per-kind communication, hidden and exposed.
+// Filled by Evaluator::evaluate() only with EvalOptions::want_breakdown (docs/explain.md).
+struct EvalBreakdown {
+  bool valid = false;      // false after an infeasible candidate or without want_breakdown
+  ScheduleInput schedule;  // the simulated input (final partition)
+  int critical_rank = 0;   // the rank whose step ends last (before the optimizer)
+  double capacity_bytes = 0;
+  double reserve_bytes = 0;              // per-GPU reserve (CUDA context, NCCL buffers)
+  std::vector<double> static_bytes;      // weights + gradients + optimizer state (ZeRO-sharded)
+  std::vector<double> activation_bytes;  // simulated peak of stored activations
+  std::vector<double> transient_bytes;   // largest transient of one item
+  std::vector<double> memory_bytes;      // sum of the above + reserve
+  // Per micro-batch, fwd + bwd, summed over the rank's chunks:
+  std::vector<double> compute_s;
+  std::vector<double> tp_exposed_s, tp_total_s, cp_exposed_s, cp_total_s;
+  std::vector<double> p2p_s;  // transfer time of the rank's outgoing activations and gradients
+  // Per step:
+  std::vector<double> busy_s;         // schedule busy time
+  std::vector<double> grad_end_s;     // end of the rank's last backward op
+  std::vector<double> dp_total_s;     // gradient reduction (+ ZeRO gathers), hidden + exposed
+  std::vector<double> dp_exposed_s;   // the part after grad_end_s
+  double param_gather_exposed_s = 0;  // ZeRO-1/2 parameter all-gather, waited for
+  double tied_embedding_s = 0;        // embedding-gradient all-reduce (tied embeddings)
+  double grad_norm_s = 0;             // gradient-norm all-reduce
 };
 
 // Holds per-thread workspaces so that the hot loop does not allocate. Not
@@ -35,6 +66,10 @@ class Evaluator {
     evaluate(c, &e);
     return e;
   }
+
+  // The breakdown of the last evaluate() (valid only with EvalOptions::want_breakdown and a
+  // feasible candidate).
+  const EvalBreakdown& breakdown() const;
 
   struct Impl;
 
