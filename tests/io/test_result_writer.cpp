@@ -89,6 +89,9 @@ const std::vector<Member> kRowMembers = {
     ROW(optimizer_s, K::kF64),
     ROW(needed_memory_gb, K::kF64),
     ROW(worst_rank, K::kI32),
+    ROW(time_to_train_s, K::kF64),
+    ROW(gpu_hours, K::kF64),
+    ROW(cost, K::kF64),
 };
 #undef ROW
 #define STAGE(m, k) \
@@ -300,6 +303,9 @@ ResultRow feasible_row(int gpus, int tp, int pp, int dp, double mfu) {
   r.optimizer_s = 0.1 * r.iteration_time_s;
   r.needed_memory_gb = r.peak_memory_gb;
   r.worst_rank = 0;
+  r.time_to_train_s = 15e12 / r.tokens_per_s;
+  r.gpu_hours = gpus * r.time_to_train_s / 3600;
+  r.cost = 2.5 * r.gpu_hours;
   return r;
 }
 
@@ -307,9 +313,10 @@ ResultRow infeasible_row(int gpus, int tp, int pp, int dp, std::uint8_t reason) 
   ResultRow r = feasible_row(gpus, tp, pp, dp, 0.5);
   r.feasible = 0;
   r.infeasible_reason = reason;
-  for (double* d : {&r.iteration_time_s, &r.mfu, &r.hfu, &r.tflops_per_gpu, &r.tokens_per_s,
-                    &r.bubble_fraction, &r.compute_s, &r.tp_comm_s, &r.cp_comm_s, &r.pp_comm_s,
-                    &r.dp_comm_s, &r.pipeline_s, &r.optimizer_s}) {
+  for (double* d :
+       {&r.iteration_time_s, &r.mfu, &r.hfu, &r.tflops_per_gpu, &r.tokens_per_s, &r.bubble_fraction,
+        &r.compute_s, &r.tp_comm_s, &r.cp_comm_s, &r.pp_comm_s, &r.dp_comm_s, &r.pipeline_s,
+        &r.optimizer_s, &r.time_to_train_s, &r.gpu_hours, &r.cost}) {
     *d = kNaN;
   }
   r.peak_memory_gb = kNaN;
@@ -336,10 +343,10 @@ std::vector<ResultRow> random_rows(std::mt19937_64& rng, int n) {
     r.zero_stage = static_cast<std::int8_t>(static_cast<int>(rng() % 4) - (i == 0 ? 4 : 0));
     r.feasible = static_cast<std::uint8_t>(rng() % 2);
     r.infeasible_reason = static_cast<std::uint8_t>(rng() % kReasonNames.size());
-    for (double* d :
-         {&r.iteration_time_s, &r.mfu, &r.hfu, &r.tflops_per_gpu, &r.tokens_per_s,
-          &r.bubble_fraction, &r.peak_memory_gb, &r.compute_s, &r.tp_comm_s, &r.cp_comm_s,
-          &r.pp_comm_s, &r.dp_comm_s, &r.pipeline_s, &r.optimizer_s, &r.needed_memory_gb}) {
+    for (double* d : {&r.iteration_time_s, &r.mfu, &r.hfu, &r.tflops_per_gpu, &r.tokens_per_s,
+                      &r.bubble_fraction, &r.peak_memory_gb, &r.compute_s, &r.tp_comm_s,
+                      &r.cp_comm_s, &r.pp_comm_s, &r.dp_comm_s, &r.pipeline_s, &r.optimizer_s,
+                      &r.needed_memory_gb, &r.time_to_train_s, &r.gpu_hours, &r.cost}) {
       const auto pick = rng() % 10;
       *d = pick == 0   ? kNaN
            : pick == 1 ? std::numeric_limits<double>::denorm_min()
@@ -572,7 +579,7 @@ TEST_F(ResultWriterTest, IdenticalRowsGiveIdenticalBytes) {
     w->commit(other);
   }
   const auto ba = raw_bytes(a, "candidates");
-  ASSERT_EQ(ba.size(), clean.size() * 166u);  // 9*4 + 6*1 + 15*8 + 4 bytes per packed row
+  ASSERT_EQ(ba.size(), clean.size() * 190u);  // 9*4 + 6*1 + 15*8 + 4 + 3*8 bytes per packed row
   EXPECT_TRUE(ba == raw_bytes(b, "candidates"));
   EXPECT_TRUE(raw_bytes(a, "best") == raw_bytes(b, "best"));
   EXPECT_FALSE(raw_bytes(a, "candidates") == raw_bytes(a, "stages"));  // the helper can differ

@@ -44,6 +44,7 @@ struct TrainingSpec {
   AttentionFlops attention_flops = AttentionFlops::kFull;
   bool overlap_grad_reduce = true;   // Megatron --overlap-grad-reduce
   bool overlap_param_gather = true;  // Megatron --overlap-param-gather (distributed optimizer)
+  double tokens = 0;  // training.tokens: tokens of the whole training run; 0 = not given
 };
 
 struct GpuSpec {
@@ -81,6 +82,7 @@ struct ClusterSpec {
   double dp_comm_overlap = 0.9;  // fraction of the last backward available to hide DP reduction
   bool p2p_blocking = true;      // Megatron non-interleaved 1F1B uses blocking p2p
   bool allow_tp_across_domains = false;
+  double price_per_gpu_hour = 0;  // cluster.price_per_gpu_hour, user's currency; 0 = not given
 };
 
 struct SearchSpec {
