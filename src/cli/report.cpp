@@ -67,12 +67,24 @@ std::string tokens_text(double tokens) {
   return fmt("%.0f", tokens) + " tokens";
 }
 
-// "15T tokens in 41.2 days (1.02e+06 s), 1,234,567 GPU-hours, cost 3,086,418"
-std::string sizing_text(const ResultRow& r) {
-  std::string s = fmt("%.1f days", r.time_to_train_s / 86400.0) + " (" +
-                  fmt("%.4g", r.time_to_train_s) + " s), " + fmt("%.0f", r.gpu_hours) +
-                  " GPU-hours";
-  if (std::isfinite(r.cost)) s += ", cost " + fmt("%.0f", r.cost);
+// 18307917 → "18,307,917".
+std::string grouped(double x) {
+  std::string digits = fmt("%.0f", x);
+  std::string out;
+  const std::size_t first = digits[0] == '-' ? 1 : 0;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > first && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// "745.0 days (6.436e+07 s), 18,307,917 GPU-hours, cost 45,769,793"
+std::string sizing_text(const ResultRow& r, bool with_seconds = true) {
+  std::string s = fmt("%.1f days", r.time_to_train_s / 86400.0);
+  if (with_seconds) s += " (" + fmt("%.4g", r.time_to_train_s) + " s)";
+  s += ", " + grouped(r.gpu_hours) + " GPU-hours";
+  if (std::isfinite(r.cost)) s += ", cost " + grouped(r.cost);
   return s;
 }
 
@@ -206,7 +218,9 @@ void print_report(std::ostream& os, const Problem& problem, const RunRequest& re
                   to_string(static_cast<Recompute>(r.recompute)),
                   r.sequence_parallel ? "on" : "off", r.zero_stage, r.iteration_time_s, 100 * r.mfu,
                   r.tflops_per_gpu, 100 * r.bubble_fraction, r.peak_memory_gb, more.c_str());
-    os << line;
+    std::string text = line;
+    while (text.size() > 1 && text[text.size() - 2] == ' ') text.erase(text.size() - 2, 1);
+    os << text;
     if (!same.empty()) {
       folded_any = true;
       os << "           also: " << knob_difference(r, out.top[same[0]]);
@@ -250,9 +264,13 @@ void print_report(std::ostream& os, const Problem& problem, const RunRequest& re
             to_string(static_cast<Schedule>(r.schedule)), r.iteration_time_s, 100 * r.mfu,
             r.tokens_per_s);
       }
-      os << line;
-      if (r.feasible && std::isfinite(r.time_to_train_s))
-        os << "         " << sizing_text(r) << "\n";
+      if (r.feasible && std::isfinite(r.time_to_train_s)) {
+        std::string text = line;
+        text.pop_back();  // the newline
+        os << text << "; " << sizing_text(r, false) << "\n";
+      } else {
+        os << line;
+      }
     }
     print_fastest_cheapest(os, problem, out);
   }
