@@ -97,6 +97,9 @@ int run(Communicator& comm, int argc, char** argv, Activity& activity) {
       if (!problem.empty()) {
         std::cerr << "--output: output = " << req.output_path << ": " << problem << "\n";
         start.code = static_cast<int>(ExitCode::kUsage);
+      } else if (req.format.empty()) {  // an extension that names no format, and no --format
+        std::cerr << unknown_format_text(req.output_path);
+        start.code = static_cast<int>(ExitCode::kUsage);
       } else {
         try {
           writer = req.format == "hdf5"

@@ -226,13 +226,9 @@ std::optional<ConfigIssue> resolve_output_format(bool output_given, const std::s
     }
     return std::nullopt;
   }
-  const std::string f = format_from_extension(req->output_path);
-  if (f.empty()) {
-    return ConfigIssue{"--output", "", req->output_path,
-                       "a name ending in .h5 or .hdf5 (HDF5), .csv (CSV) or .json (JSON), or "
-                       "give the format with --format hdf5|csv|json"};
-  }
-  req->format = f;
+  // "" when the extension names no format: main refuses it (unknown_format_text) after it has
+  // looked at the output target, whose problems (a device, a FIFO, a folder) come first.
+  req->format = format_from_extension(req->output_path);
   return std::nullopt;
 }
 
@@ -249,6 +245,12 @@ std::string format_from_extension(const std::string& path) {
   if (ext == "csv") return "csv";
   if (ext == "json") return "json";
   return "";
+}
+
+std::string unknown_format_text(const std::string& output_path) {
+  return error_text({ConfigIssue{"--output", "", output_path,
+                                 "a name ending in .h5 or .hdf5 (HDF5), .csv (CSV) or .json "
+                                 "(JSON), or give the format with --format hdf5|csv|json"}});
 }
 
 // -----------------------------------------------------------------------------

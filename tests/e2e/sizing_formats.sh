@@ -4,6 +4,7 @@
 # field with the HDF5 rows of the same run), the folded top table and the plain progress lines
 # (docs/results.md).
 source "$SOURCE_DIR/tests/e2e/_lib.sh"
+rm -rf run && mkdir run && cd run  # a fresh folder: the checks below expect no earlier files
 common=(--gpus 64,128 --tp 1,2,4 --pp 1,2 --threads 2)
 
 # ---- sizing ---------------------------------------------------------------------------------

@@ -303,9 +303,9 @@ ResultRow feasible_row(int gpus, int tp, int pp, int dp, double mfu) {
   r.optimizer_s = 0.1 * r.iteration_time_s;
   r.needed_memory_gb = r.peak_memory_gb;
   r.worst_rank = 0;
-  r.time_to_train_s = 15e12 / r.tokens_per_s;
-  r.gpu_hours = gpus * r.time_to_train_s / 3600;
-  r.cost = 2.5 * r.gpu_hours;
+  r.time_to_train_s = kNaN;  // no training.tokens in sample_meta's configuration
+  r.gpu_hours = kNaN;
+  r.cost = kNaN;
   return r;
 }
 
