@@ -75,6 +75,7 @@ const Field kRowFields[] = {
     PPSEARCH_FIELD(ResultRow, optimizer_s, Kind::kF64),
     PPSEARCH_FIELD(ResultRow, needed_memory_gb, Kind::kF64),
     PPSEARCH_FIELD(ResultRow, worst_rank, Kind::kI32),
+    PPSEARCH_FIELD(ResultRow, recompute_num_layers, Kind::kI32),
     PPSEARCH_FIELD(ResultRow, time_to_train_s, Kind::kF64),
     PPSEARCH_FIELD(ResultRow, gpu_hours, Kind::kF64),
     PPSEARCH_FIELD(ResultRow, cost, Kind::kF64),
@@ -88,6 +89,14 @@ const Field kStageFields[] = {
     PPSEARCH_FIELD(StageRow, last_layer, Kind::kI32),
     PPSEARCH_FIELD(StageRow, time_s, Kind::kF64),
     PPSEARCH_FIELD(StageRow, memory_gb, Kind::kF64),
+    PPSEARCH_FIELD(StageRow, weights_gb, Kind::kF64),
+    PPSEARCH_FIELD(StageRow, gradients_gb, Kind::kF64),
+    PPSEARCH_FIELD(StageRow, optimizer_gb, Kind::kF64),
+    PPSEARCH_FIELD(StageRow, activations_gb, Kind::kF64),
+    PPSEARCH_FIELD(StageRow, wstate_gb, Kind::kF64),
+    PPSEARCH_FIELD(StageRow, transient_gb, Kind::kF64),
+    PPSEARCH_FIELD(StageRow, workspace_gb, Kind::kF64),
+    PPSEARCH_FIELD(StageRow, recomputed_layers, Kind::kI64),
 };
 
 #undef PPSEARCH_FIELD
@@ -95,7 +104,7 @@ const Field kStageFields[] = {
 // A field added to ResultRow or StageRow must be added to the tables above (and to the HDF5
 // tables): the sizes below then change and this stops the build.
 static_assert(sizeof(ResultRow) == 200, "a ResultRow field changed: update kRowFields");
-static_assert(sizeof(StageRow) == 40, "a StageRow field changed: update kStageFields");
+static_assert(sizeof(StageRow) == 104, "a StageRow field changed: update kStageFields");
 
 template <typename T>
 T load(const void* row, std::size_t offset) {

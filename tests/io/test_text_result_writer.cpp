@@ -61,7 +61,9 @@ TEST(TextResultWriter, EmptyResultsAreValidFiles) {
   }
   EXPECT_EQ(entries(dir.path()), (std::vector<std::string>{"r.csv", "r_best.csv", "r_stages.csv"}));
   EXPECT_EQ(slurp(dir.path() + "/r_stages.csv"),
-            "candidate,stage,pipeline_rank,first_layer,last_layer,time_s,memory_gb\n");
+            "candidate,stage,pipeline_rank,first_layer,last_layer,time_s,memory_gb,weights_gb,"
+            "gradients_gb,optimizer_gb,activations_gb,wstate_gb,transient_gb,workspace_gb,"
+            "recomputed_layers\n");
   EXPECT_EQ(slurp(dir.path() + "/r.csv").rfind("gpus,tp,pp,cp,dp,", 0), 0U);
   {
     auto w = make_text_result_writer(dir.path() + "/r.json", false, TextFormat::kJson);
