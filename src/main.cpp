@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <exception>
 #include <filesystem>
@@ -49,6 +50,17 @@ int default_threads() {
   return n > 0 ? static_cast<int>(n) : 1;
 }
 
+// Seconds between progress lines when stderr is not a terminal (Slurm, a pipe):
+// PPSEARCH_PROGRESS_INTERVAL_S, default 5 (docs/results.md "Progress").
+double progress_interval_s() {
+  if (const char* e = std::getenv("PPSEARCH_PROGRESS_INTERVAL_S")) {
+    char* end = nullptr;
+    const double v = std::strtod(e, &end);
+    if (end != e && *end == '\0' && v > 0 && v < 1e6) return v;
+  }
+  return 5.0;
+}
+
 // Status broadcast by rank 0 before any work starts.
 struct Start {
   std::int32_t code = 0;     // -1 = run, else exit with this code
@@ -90,9 +102,16 @@ int run(Communicator& comm, int argc, char** argv, Activity& activity) {
       } else if (!problem.empty()) {
         std::cerr << "--output: output = " << req.output_path << ": " << problem << "\n";
         start.code = static_cast<int>(ExitCode::kUsage);
+      } else if (req.format.empty()) {  // an extension that names no format, and no --format
+        std::cerr << unknown_format_text(req.output_path);
+        start.code = static_cast<int>(ExitCode::kUsage);
       } else {
         try {
-          writer = make_hdf5_result_writer(req.output_path, req.overwrite);
+          writer = req.format == "hdf5"
+                       ? make_hdf5_result_writer(req.output_path, req.overwrite)
+                       : make_text_result_writer(
+                             req.output_path, req.overwrite,
+                             req.format == "json" ? TextFormat::kJson : TextFormat::kCsv);
           start.code = -1;
         } catch (const OutputTargetError& e) {  // changed since the check just above
           std::cerr << "ppsearch: --output: " << e.what() << "\n";
@@ -131,8 +150,10 @@ int run(Communicator& comm, int argc, char** argv, Activity& activity) {
   rc.eval.reference_partitioner = start.reference_partitioner;
   rc.eval.full_simulation = start.full_simulation;
   rc.eval.want_stages = true;
-  rc.keep_top = std::max(1, req.top);  // row 0 also gives the printed best partition
-  Progress progress(root && !req.quiet && isatty(STDERR_FILENO));
+  // Row 0 also gives the printed best partition; more rows than printed lines, so that the
+  // table can fold near-duplicates and still show --top distinct strategies.
+  rc.keep_top = rows_kept_for_top(req.top);
+  Progress progress(root && !req.quiet, isatty(STDERR_FILENO) != 0, progress_interval_s());
   if (progress.enabled())
     rc.progress = [&](std::int64_t done, std::int64_t total) {
       progress.update(done * comm.size(), total);
@@ -140,10 +161,17 @@ int run(Communicator& comm, int argc, char** argv, Activity& activity) {
   // Rows arrive on rank 0 in final order, block by block, and are appended to the file at once:
   // rank 0 never holds every row. Time spent writing them is not search time (search_wall_s).
   double sink_s = 0;
+  const bool sizing = problem.training.tokens > 0;  // else the sizing fields stay NaN
   if (root)
     rc.sink = [&](const std::vector<ResultRow>& rows, const std::vector<StageRow>& stages) {
       const auto w0 = std::chrono::steady_clock::now();
-      writer->write_candidates(rows);
+      if (sizing) {
+        std::vector<ResultRow> sized(rows);
+        add_training_cost(sized, problem);
+        writer->write_candidates(sized);
+      } else {
+        writer->write_candidates(rows);
+      }
       writer->write_stages(stages);
       sink_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
     };
@@ -170,6 +198,8 @@ int run(Communicator& comm, int argc, char** argv, Activity& activity) {
   }
 
   if (root) {
+    add_training_cost(out.top, problem);
+    add_training_cost(out.best, problem);
     activity.what = "writing the results";
     ResultMeta meta;
     meta.ppsearch_version = PPSEARCH_VERSION;

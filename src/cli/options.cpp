@@ -8,6 +8,7 @@
 #include <boost/program_options.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
@@ -66,6 +67,12 @@ constexpr KeyOption kKeyOptions[] = {
     {"max-candidates", "search.max_candidates", "N",
      "sweep budget (= --set search.max_candidates=N, default 500000): a sweep with more "
      "candidates stops at once with exit 2"},
+    {"tokens", "training.tokens", "N",
+     "tokens to train on (= --set training.tokens=N; 15T, 300B, 2.5e12): adds time to train and "
+     "GPU-hours to the results and names the fastest GPU count"},
+    {"price-per-gpu-hour", "cluster.price_per_gpu_hour", "PRICE",
+     "price of one GPU-hour in your currency (= --set cluster.price_per_gpu_hour=PRICE): adds "
+     "the cost of training --tokens and names the cheapest GPU count"},
 };
 
 std::string join(const std::vector<std::string>& items, const char* sep) {
@@ -100,7 +107,12 @@ po::options_description visible_options() {
   add("set", repeated("SECTION.KEY=VALUE"),
       "override any configuration key; repeatable; wins over every file");
   for (const KeyOption& k : kKeyOptions) add(k.option, text(k.value_name), k.help);
-  add("output", text("PATH"), "HDF5 result file (default results/<model>_<cluster>_<gpus>.h5)");
+  add("output", text("PATH"),
+      "result file: .h5/.hdf5 (HDF5), .csv (CSV, with _stages.csv and _best.csv next to it) or "
+      ".json (default results/<model>_<cluster>_<gpus>.h5)");
+  add("format", text("NAME"),
+      "result format: hdf5, csv or json (default: from the --output extension .h5/.hdf5, .csv, "
+      ".json; an other extension needs --format)");
   add("overwrite", po::bool_switch(), "replace an existing output file");
   add("top", text("K"), "rows of the ranked table printed on stdout (default 10)");
   add("threads", text("N"),
@@ -206,7 +218,49 @@ std::optional<ConfigIssue> budget_issue(const Problem& problem, const std::strin
           "give a smaller --gpus range) or raise the limit with --max-candidates N"};
 }
 
+// The result format: --format, else the --output extension (.h5/.hdf5, .csv, .json); an
+// extension that names none of them is a usage error rather than a silent HDF5 file. Without
+// --output the default name takes the format's extension.
+std::optional<ConfigIssue> resolve_output_format(bool output_given, const std::string& format,
+                                                 RunRequest* req) {
+  const char* const kAllowed = "hdf5, csv or json";
+  if (!format.empty()) {
+    if (format != "hdf5" && format != "csv" && format != "json") {
+      return ConfigIssue{"--format", "", format, std::string("one of ") + kAllowed};
+    }
+    req->format = format;
+    if (!output_given) {
+      const std::string stem = req->output_path.substr(0, req->output_path.rfind('.'));
+      req->output_path = stem + (format == "hdf5" ? ".h5" : "." + format);
+    }
+    return std::nullopt;
+  }
+  // "" when the extension names no format: main refuses it (unknown_format_text) after it has
+  // looked at the output target, whose problems (a device, a FIFO, a folder) come first.
+  req->format = format_from_extension(req->output_path);
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::string format_from_extension(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  const std::size_t dot = path.rfind('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
+  std::string ext = path.substr(dot + 1);
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (ext == "h5" || ext == "hdf5") return "hdf5";
+  if (ext == "csv") return "csv";
+  if (ext == "json") return "json";
+  return "";
+}
+
+std::string unknown_format_text(const std::string& output_path) {
+  return error_text({ConfigIssue{"--output", "", output_path,
+                                 "a name ending in .h5 or .hdf5 (HDF5), .csv (CSV) or .json "
+                                 "(JSON), or give the format with --format hdf5|csv|json"}});
+}
 
 // -----------------------------------------------------------------------------
 std::string issue_line(const ConfigIssue& issue) {
@@ -465,6 +519,9 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
   req.output_path = vm.count("output") != 0U ? text("output")
                                              : "results/" + req.model_name + "_" +
                                                    req.cluster_name + "_" + gpus_label + ".h5";
+  if (auto issue = resolve_output_format(vm.count("output") != 0U, text("format"), &req)) {
+    return usage_error({*issue});
+  }
   req.command_line = "ppsearch";
   for (const std::string& a : args) req.command_line += " " + quoted(a);
   CliOutcome out;

@@ -3,9 +3,12 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "ppsearch/search/candidate.hpp"
 #include "ppsearch/search/explain.hpp"
+#include "ppsearch/search/sizing.hpp"
 
 namespace ppsearch {
 
@@ -26,6 +29,93 @@ std::string stage_segment(int first, int last, int layers) {
   if (n > 1) s += "t*" + std::to_string(n);
   if (last == layers + 1) s += "L";
   return s;
+}
+
+// "cp 4 dp 32 mbs 2": the knobs in which `other` differs from `lead`.
+std::string knob_difference(const ResultRow& lead, const ResultRow& other) {
+  std::string out;
+  auto add = [&out](const char* name, const std::string& value) {
+    out += (out.empty() ? "" : " ") + std::string(name) + " " + value;
+  };
+  auto num = [&add](const char* name, int a, int b) {
+    if (a != b) add(name, std::to_string(b));
+  };
+  num("tp", lead.tp, other.tp);
+  num("pp", lead.pp, other.pp);
+  num("cp", lead.cp, other.cp);
+  num("dp", lead.dp, other.dp);
+  num("vpp", lead.vpp, other.vpp);
+  num("mbs", lead.mbs, other.mbs);
+  if (lead.schedule != other.schedule)
+    add("schedule", to_string(static_cast<Schedule>(other.schedule)));
+  if (lead.recompute != other.recompute)
+    add("recompute", to_string(static_cast<Recompute>(other.recompute)));
+  if (lead.sequence_parallel != other.sequence_parallel)
+    add("sp", other.sequence_parallel ? "on" : "off");
+  num("zero", lead.zero_stage, other.zero_stage);
+  return out.empty() ? "the same knobs" : out;
+}
+
+// "15T tokens" / "300B tokens" / "2.5e+12 tokens".
+std::string tokens_text(double tokens) {
+  struct Scale {
+    double factor;
+    const char* suffix;
+  };
+  for (const Scale& sc : {Scale{1e12, "T"}, Scale{1e9, "B"}, Scale{1e6, "M"}, Scale{1e3, "K"}}) {
+    if (tokens >= sc.factor) return fmt("%.4g", tokens / sc.factor) + sc.suffix + " tokens";
+  }
+  return fmt("%.0f", tokens) + " tokens";
+}
+
+// 18307917 → "18,307,917".
+std::string grouped(double x) {
+  std::string digits = fmt("%.0f", x);
+  std::string out;
+  const std::size_t first = digits[0] == '-' ? 1 : 0;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > first && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// "745.0 days (6.436e+07 s), 18,307,917 GPU-hours, cost 45,769,793"
+std::string sizing_text(const ResultRow& r, bool with_seconds = true) {
+  std::string s = fmt("%.1f days", r.time_to_train_s / 86400.0);
+  if (with_seconds) s += " (" + fmt("%.4g", r.time_to_train_s) + " s)";
+  s += ", " + grouped(r.gpu_hours) + " GPU-hours";
+  if (std::isfinite(r.cost)) s += ", cost " + grouped(r.cost);
+  return s;
+}
+
+// Time to train for a single GPU count (the best row); the sweep's summary is
+// print_fastest_cheapest.
+void print_sizing(std::ostream& os, const Problem& problem, const SearchOutput& out) {
+  if (!(problem.training.tokens > 0) || out.best.size() != 1) return;
+  const ResultRow& r = out.best.front();
+  if (!r.feasible || !std::isfinite(r.time_to_train_s)) return;
+  os << "\ntime to train " << tokens_text(problem.training.tokens) << " on " << r.gpus
+     << " GPUs: " << sizing_text(r) << "\n";
+}
+
+// The fastest and the cheapest GPU count of a sweep, each at its best configuration.
+void print_fastest_cheapest(std::ostream& os, const Problem& problem, const SearchOutput& out) {
+  if (!(problem.training.tokens > 0)) return;
+  const ResultRow* fastest = nullptr;
+  const ResultRow* cheapest = nullptr;
+  for (const ResultRow& r : out.best) {
+    if (!r.feasible || !std::isfinite(r.time_to_train_s)) continue;
+    if (fastest == nullptr || r.time_to_train_s < fastest->time_to_train_s) fastest = &r;
+    // Cheapest by cost, or by GPU-hours when no price is given (the same order).
+    if (cheapest == nullptr || r.gpu_hours < cheapest->gpu_hours) cheapest = &r;
+  }
+  if (fastest == nullptr) return;
+  const std::string what = tokens_text(problem.training.tokens);
+  os << "fastest for " << what << ": " << fastest->gpus << " GPUs, " << sizing_text(*fastest)
+     << "\n";
+  os << (std::isfinite(cheapest->cost) ? "cheapest" : "fewest GPU-hours") << " for " << what << ": "
+     << cheapest->gpus << " GPUs, " << sizing_text(*cheapest) << "\n";
 }
 
 }  // namespace
@@ -92,26 +182,56 @@ void print_report(std::ostream& os, const Problem& problem, const RunRequest& re
       os << "  " << r.name << ": " << r.removed << " removed (" << r.meaning << ")\n";
   os << "\n";
 
-  const int K = std::min<int>(req.top, static_cast<int>(out.top.size()));
+  // Rows equal in step time and memory within 0.1 % are one line with a "+n" count
+  // (fold_near_duplicates): the table shows up to --top distinct strategies.
+  std::vector<FoldKey> keys;
+  keys.reserve(out.top.size());
+  for (const ResultRow& r : out.top)
+    keys.push_back(FoldKey{r.gpus, r.feasible != 0, r.iteration_time_s, r.peak_memory_gb});
+  const std::vector<std::size_t> group = fold_near_duplicates(keys);
+  std::vector<std::vector<std::size_t>> members(out.top.size());
+  std::vector<std::size_t> leaders;
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    if (group[i] == i) {
+      leaders.push_back(i);
+    } else {
+      members[group[i]].push_back(i);
+    }
+  }
+  const int K = std::min<int>(req.top, static_cast<int>(leaders.size()));
+  bool folded_any = false;
   char line[512];
   std::snprintf(line, sizeof line,
-                "%4s %5s %3s %3s %3s %4s %3s %3s %4s %-16s %-9s %2s %4s %9s %6s %9s %6s %8s\n",
+                "%4s %5s %3s %3s %3s %4s %3s %3s %4s %-16s %-9s %2s %4s %9s %6s %9s %6s %8s %4s\n",
                 "rank", "gpus", "tp", "pp", "cp", "dp", "vpp", "mbs", "M", "schedule", "recompute",
-                "sp", "zero", "step_s", "mfu_%", "tflops/g", "bubb_%", "mem_gb");
+                "sp", "zero", "step_s", "mfu_%", "tflops/g", "bubb_%", "mem_gb", "same");
   os << line;
   for (int i = 0; i < K; ++i) {
-    const ResultRow& r = out.top[i];
+    const ResultRow& r = out.top[leaders[i]];
     if (!r.feasible) break;
+    const std::vector<std::size_t>& same = members[leaders[i]];
+    const std::string more = same.empty() ? "" : "+" + std::to_string(same.size());
     std::snprintf(line, sizeof line,
                   "%4d %5d %3d %3d %3d %4d %3d %3d %4d %-16s %-9s %2s %4d %9.3f %6.2f %9.1f %6.2f "
-                  "%8.1f\n",
+                  "%8.1f %4s\n",
                   i + 1, r.gpus, r.tp, r.pp, r.cp, r.dp, r.vpp, r.mbs, r.num_microbatches,
                   to_string(static_cast<Schedule>(r.schedule)),
                   to_string(static_cast<Recompute>(r.recompute)),
                   r.sequence_parallel ? "on" : "off", r.zero_stage, r.iteration_time_s, 100 * r.mfu,
-                  r.tflops_per_gpu, 100 * r.bubble_fraction, r.peak_memory_gb);
-    os << line;
+                  r.tflops_per_gpu, 100 * r.bubble_fraction, r.peak_memory_gb, more.c_str());
+    std::string text = line;
+    while (text.size() > 1 && text[text.size() - 2] == ' ') text.erase(text.size() - 2, 1);
+    os << text;
+    if (!same.empty()) {
+      folded_any = true;
+      os << "           also: " << knob_difference(r, out.top[same[0]]);
+      if (same.size() > 1) os << "; and " << same.size() - 1 << " more";
+      os << "\n";
+    }
   }
+  if (folded_any)
+    os << "same: further rows within 0.1 % in step time and memory, folded into the line (every "
+          "row is in the results file)\n";
   // The best partition, as Megatron-LM takes it.
   if (!out.top.empty() && out.top.front().feasible) {
     const ResultRow& b = out.top.front();
@@ -130,6 +250,7 @@ void print_report(std::ostream& os, const Problem& problem, const RunRequest& re
     const std::string fl = megatron_first_last_flags(st, problem.model.layers, b.vpp);
     if (!fl.empty() && b.pp > 1) os << "  or: " << fl << "\n";
   }
+  print_sizing(os, problem, out);
   if (!out.best.empty() && out.best.size() > 1) {
     os << "\nbest per GPU count:\n";
     for (const ResultRow& r : out.best) {
@@ -144,8 +265,15 @@ void print_report(std::ostream& os, const Problem& problem, const RunRequest& re
             to_string(static_cast<Schedule>(r.schedule)), r.iteration_time_s, 100 * r.mfu,
             r.tokens_per_s);
       }
-      os << line;
+      if (r.feasible && std::isfinite(r.time_to_train_s)) {
+        std::string text = line;
+        text.pop_back();  // the newline
+        os << text << "; " << sizing_text(r, false) << "\n";
+      } else {
+        os << line;
+      }
     }
+    print_fastest_cheapest(os, problem, out);
   }
   os << "\nresults: " << req.output_path << "\n";
 }
@@ -198,6 +326,7 @@ int explain_best(std::ostream& os, std::ostream& err, const Problem& problem, co
   c.recompute = static_cast<Recompute>(r.recompute);
   c.sp = r.sequence_parallel;
   c.zero = static_cast<std::uint8_t>(r.zero_stage);
+  c.recompute_num_layers = r.recompute_num_layers;
   EvalOptions eo;
   eo.reference_partitioner = problem.search.reference_partitioner;
   eo.full_simulation = full_simulation;
@@ -227,12 +356,28 @@ int explain_best(std::ostream& os, std::ostream& err, const Problem& problem, co
   return 0;
 }
 
-Progress::Progress(bool enabled)
-    : enabled_(enabled), start_(std::chrono::steady_clock::now()), last_(start_) {}
+Progress::Progress(bool enabled, bool terminal, double interval_s)
+    : enabled_(enabled),
+      terminal_(terminal),
+      interval_s_(interval_s),
+      start_(std::chrono::steady_clock::now()),
+      last_(start_) {}
 
 void Progress::update(std::int64_t done, std::int64_t total) {
   if (!enabled_) return;
   const auto now = std::chrono::steady_clock::now();
+  if (!terminal_) {  // plain lines, no carriage returns: readable in a Slurm log
+    if (std::chrono::duration<double>(now - last_).count() < interval_s_) return;
+    last_ = now;
+    const double el = std::chrono::duration<double>(now - start_).count();
+    const std::int64_t d = std::min(done, total);
+    const double frac = total > 0 ? static_cast<double>(d) / static_cast<double>(total) : 0;
+    const double eta = d > 0 ? el * static_cast<double>(total - d) / static_cast<double>(d) : 0;
+    std::fprintf(stderr, "progress: %.0f%% (%lld/%lld candidates), %.1f s elapsed, ETA %.0f s\n",
+                 100 * frac, static_cast<long long>(d), static_cast<long long>(total), el, eta);
+    std::fflush(stderr);
+    return;
+  }
   if (std::chrono::duration<double>(now - last_).count() < 0.2 && done < total) return;
   last_ = now;
   const double el = std::chrono::duration<double>(now - start_).count();
@@ -245,7 +390,7 @@ void Progress::update(std::int64_t done, std::int64_t total) {
 }
 
 void Progress::finish() {
-  if (enabled_ && drawn_) std::fprintf(stderr, "\n");
+  if (enabled_ && terminal_ && drawn_) std::fprintf(stderr, "\n");
 }
 
 }  // namespace ppsearch

@@ -59,6 +59,7 @@
 #include "ppsearch/search/candidate.hpp"
 #include "ppsearch/spec/specs.hpp"
 #include "ppsearch/util/error.hpp"
+#include "staging.hpp"
 
 namespace ppsearch {
 namespace {
@@ -157,6 +158,9 @@ constexpr Field kRowFields[] = {
     PPSEARCH_FIELD(ResultRow, needed_memory_gb, Kind::kF64),
     PPSEARCH_FIELD(ResultRow, worst_rank, Kind::kI32),
     PPSEARCH_FIELD(ResultRow, recompute_num_layers, Kind::kI32),
+    PPSEARCH_FIELD(ResultRow, time_to_train_s, Kind::kF64),
+    PPSEARCH_FIELD(ResultRow, gpu_hours, Kind::kF64),
+    PPSEARCH_FIELD(ResultRow, cost, Kind::kF64),
 };
 
 constexpr Field kStageFields[] = {
@@ -392,10 +396,10 @@ void check_rows(const std::vector<ResultRow>& rows, const char* dataset, std::ui
 std::vector<ResultRow> prepare_rows(const ResultRow* rows, std::size_t n) {
   std::vector<ResultRow> out(rows, rows + n);
   for (ResultRow& r : out) {
-    for (double* d :
-         {&r.iteration_time_s, &r.mfu, &r.hfu, &r.tflops_per_gpu, &r.tokens_per_s,
-          &r.bubble_fraction, &r.peak_memory_gb, &r.compute_s, &r.tp_comm_s, &r.cp_comm_s,
-          &r.pp_comm_s, &r.dp_comm_s, &r.pipeline_s, &r.optimizer_s, &r.needed_memory_gb}) {
+    for (double* d : {&r.iteration_time_s, &r.mfu, &r.hfu, &r.tflops_per_gpu, &r.tokens_per_s,
+                      &r.bubble_fraction, &r.peak_memory_gb, &r.compute_s, &r.tp_comm_s,
+                      &r.cp_comm_s, &r.pp_comm_s, &r.dp_comm_s, &r.pipeline_s, &r.optimizer_s,
+                      &r.needed_memory_gb, &r.time_to_train_s, &r.gpu_hours, &r.cost}) {
       *d = canonical(*d);
     }
   }
@@ -1504,3 +1508,32 @@ void write_text_output(const std::string& path, bool overwrite, const std::strin
 }
 
 }  // namespace ppsearch
+
+// ---------------------------------------------------------------------------------------------
+// The staging of the other result writers (src/io/staging.hpp): the same checks, folder and
+// rename as the HDF5 file.
+namespace ppsearch::io_detail {
+
+struct StagedFile::Impl {
+  std::string path;
+  bool overwrite = false;
+  std::unique_ptr<Staging> staging;
+};
+
+StagedFile::StagedFile(const std::string& path, bool overwrite, const char* what)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->path = path;
+  impl_->overwrite = overwrite;
+  check_output_target(path, overwrite, what);
+  create_parent_folders(path);
+  impl_->staging = std::make_unique<Staging>(path, what);
+}
+
+StagedFile::~StagedFile() = default;  // ~Staging removes what was not published
+
+const std::string& StagedFile::path() const { return impl_->path; }
+const std::string& StagedFile::temp_file() const { return impl_->staging->file(); }
+void StagedFile::publish() { impl_->staging->publish(impl_->path, impl_->overwrite); }
+void StagedFile::discard() noexcept { impl_->staging->remove(); }
+
+}  // namespace ppsearch::io_detail

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <map>
 #include <new>
 #include <numeric>
@@ -379,6 +380,9 @@ ResultRow to_row(const Candidate& c, const Evaluation& e) {
   r.needed_memory_gb = e.needed_bytes / 1e9;
   r.worst_rank = e.worst_rank;
   r.recompute_num_layers = c.recompute_num_layers;
+  r.time_to_train_s = std::numeric_limits<double>::quiet_NaN();  // set by add_training_cost
+  r.gpu_hours = std::numeric_limits<double>::quiet_NaN();
+  r.cost = std::numeric_limits<double>::quiet_NaN();
   return r;
 }
 
@@ -386,6 +390,21 @@ bool row_before(const ResultRow& a, const ResultRow& b) {
   if (a.feasible != b.feasible) return a.feasible > b.feasible;
   if (a.feasible && a.mfu != b.mfu) return a.mfu > b.mfu;
   return row_key(a) < row_key(b);
+}
+
+void add_training_cost(std::vector<ResultRow>& rows, const Problem& problem) {
+  for (ResultRow& r : rows) {
+    const TrainingCost c = training_cost(problem.training.tokens, r.feasible ? r.tokens_per_s : 0.0,
+                                         r.gpus, problem.cluster.price_per_gpu_hour);
+    r.time_to_train_s = c.time_to_train_s;
+    r.gpu_hours = c.gpu_hours;
+    r.cost = c.cost;
+  }
+}
+
+std::int64_t rows_kept_for_top(int top) {
+  const std::int64_t k = std::max(1, top);
+  return std::max<std::int64_t>(k, std::min<std::int64_t>(50 * k, 100000));
 }
 
 bool row_is_finite(const ResultRow& r) {

@@ -52,6 +52,7 @@ struct KeyDef {
   bool allow_empty = false;          // lists: an empty value means an empty list
   std::size_t max_items = 0;         // lists: most values after de-duplication (0 = no limit)
   std::vector<std::string> choices;  // kEnum / kEnumList names (index = stored value); kString set
+  bool count_suffix = false;         // kFloat: also K, M, B, T suffixes (parse_token_count)
   std::string allowed;               // filled from the fields above unless given
   std::string help;
   // Field access: exactly one group is set.
@@ -317,6 +318,18 @@ std::vector<KeyDef> build_table() {
       },
       "what recompute = selective recomputes: core-attention (Megatron-LM, Korthikanti et al.) or "
       "per-op (torchtitan: keeps every other matmul output and attention); docs/memory.md"));
+  {
+    KeyDef tokens = within(
+        float_key("training.tokens", PPSEARCH_REF(double, training.tokens), kNoUnit, 0, false,
+                  "tokens of the whole training run, for time to train, GPU-hours and cost "
+                  "(0 = not given); also --tokens"),
+        0, 1e18);
+    tokens.count_suffix = true;
+    tokens.allowed =
+        "a number in [0, 1e18], also with a suffix K, M, B or T (2.5e12, 300B, 15T); "
+        "0 = not given";
+    t.push_back(tokens);
+  }
 
   // ---- [gpu] ---------------------------------------------------------------
   t.push_back(string_key("gpu.name", PPSEARCH_REF(std::string, gpu.name), "GPU label, e.g. h200"));
@@ -428,6 +441,11 @@ std::vector<KeyDef> build_table() {
   t.push_back(bool_key("cluster.allow_tp_across_domains",
                        PPSEARCH_REF(bool, cluster.allow_tp_across_domains),
                        "allow tensor-parallel groups to span NVLink domains"));
+  t.push_back(within(float_key("cluster.price_per_gpu_hour",
+                               PPSEARCH_REF(double, cluster.price_per_gpu_hour), kNoUnit, 0, false,
+                               "price of one GPU for one hour, a plain number in your currency, "
+                               "for the cost column (0 = not given); also --price-per-gpu-hour"),
+                     0, 1e6));
 
   // ---- [search] ------------------------------------------------------------
   KeyDef gpus = int_list_key("search.gpus", PPSEARCH_REF(std::vector<int>, gpus), 1, kMaxGpus, true,
@@ -603,7 +621,8 @@ bool store(const KeyDef& d, Problem& p, const std::string& s) {
     }
     case KeyType::kFloat: {
       double x = 0;
-      if (!parse_double(s, &x) || !in_range(d, x)) return false;
+      const bool ok = d.count_suffix ? parse_token_count(s, &x) : parse_double(s, &x);
+      if (!ok || !in_range(d, x)) return false;
       d.double_ref(p) = file_to_si(d.unit, x);
       return true;
     }
@@ -733,6 +752,38 @@ const char* const kSections[] = {"model", "training", "gpu", "cluster", "search"
 }  // namespace
 
 // ---------------------------------------------------------------------------
+bool parse_token_count(const std::string& text, double* out) {
+  std::string s = trim(text);
+  double scale = 1;
+  if (!s.empty()) {
+    switch (s.back()) {
+      case 'K':
+      case 'k':
+        scale = 1e3;
+        break;
+      case 'M':
+        scale = 1e6;
+        break;
+      case 'B':
+      case 'G':
+        scale = 1e9;
+        break;
+      case 'T':
+        scale = 1e12;
+        break;
+      default:
+        break;
+    }
+    if (scale != 1) s.pop_back();
+  }
+  double x = 0;
+  if (!parse_double(s, &x)) return false;
+  x *= scale;
+  if (!std::isfinite(x)) return false;
+  *out = x;
+  return true;
+}
+
 std::vector<KeyInfo> key_infos() {
   std::vector<KeyInfo> out;
   for (const auto& d : table()) {

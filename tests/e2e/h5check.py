@@ -336,6 +336,53 @@ def check_best(ck, best, rows):
                    f"{int(idx[0])} of /candidates: {describe(b)} vs {describe(first)}")
 
 
+SIZING = ["time_to_train_s", "gpu_hours", "cost"]  # additions (docs/results.md)
+
+
+def config_number(resolved, section, key):
+    """A key's value in the resolved_config attribute (INI text), or 0.0."""
+    current = None
+    for line in resolved.splitlines():
+        line = line.strip()
+        if line.startswith("["):
+            current = line.strip("[]")
+        elif current == section and "=" in line:
+            k, v = (x.strip() for x in line.split("=", 1))
+            if k == key and v:
+                return float(v)
+    return 0.0
+
+
+def check_sizing(ck, rows, name, tokens, price):
+    # time_to_train_s = tokens / tokens_per_s, gpu_hours = gpus * time / 3600, cost = gpu_hours
+    # * price; NaN where tokens (cost: price) is not given, and in infeasible rows.
+    if not all(f in rows.dtype.names for f in SIZING):
+        ck.fail(f"/{name}: sizing fields {SIZING} missing")
+        return
+    feas = rows["feasible"].astype(bool)
+    for field in SIZING:
+        bad, cnt = first_bad(~feas & ~np.isnan(rows[field]))
+        ck.require(cnt == 0, f"/{name}: infeasible rows with a non-NaN {field}: {cnt}, e.g. {bad}")
+    if tokens <= 0:
+        for field in SIZING:
+            bad, cnt = first_bad(~np.isnan(rows[field]))
+            ck.require(cnt == 0, f"/{name}: {field} set without training.tokens: {bad}")
+        return
+    with np.errstate(invalid="ignore", divide="ignore"):
+        want_t = tokens / rows["tokens_per_s"]
+        want_h = rows["gpus"] * want_t / 3600.0
+        want_c = want_h * price if price > 0 else np.full(len(rows), np.nan)
+    for field, want in (("time_to_train_s", want_t), ("gpu_hours", want_h), ("cost", want_c)):
+        got = rows[field]
+        if price <= 0 and field == "cost":
+            bad, cnt = first_bad(~np.isnan(got))
+        else:
+            with np.errstate(invalid="ignore"):
+                bad, cnt = first_bad(feas & ~(np.abs(got - want) <= 1e-12 * np.abs(want)))
+        ck.require(cnt == 0, f"/{name}: {field} differs from its definition in {cnt} rows, "
+                   f"e.g. {bad}")
+
+
 def enum_name(rows, field, value):
     inv = {v: k for k, v in enum_map_values(rows, field).items()}
     return inv.get(int(value), str(int(value)))
@@ -435,10 +482,16 @@ def main(argv):
         if "stages" in f and check_table_type(ck, f["stages"], STAGE_FIELDS, "stages"):
             stages = f["stages"][...]
         check_attrs(ck, f, rows)
+        resolved = f.attrs.get("resolved_config", "")
+        if isinstance(resolved, bytes):
+            resolved = resolved.decode()
+        tokens = config_number(resolved, "training", "tokens")
+        price = config_number(resolved, "cluster", "price_per_gpu_hour")
 
     if rows is not None:
         check_rows(ck, rows, "candidates")
         check_order(ck, rows)
+        check_sizing(ck, rows, "candidates", tokens, price)
         if stages is not None:
             check_stages(ck, stages, rows, not args.skip_partition_check)
         if best is not None:
@@ -446,6 +499,7 @@ def main(argv):
             if best.dtype == rows.dtype:
                 check_rows(ck, best, "best")
                 check_best(ck, best, rows)
+                check_sizing(ck, best, "best", tokens, price)
         if args.expect_rows is not None:
             ck.require(len(rows) == args.expect_rows,
                        f"/candidates has {len(rows)} rows, expected {args.expect_rows}")

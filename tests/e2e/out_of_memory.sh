@@ -23,9 +23,9 @@ check_clean() {
   fi
   [ -z "$(ls | grep '^oom.h5' || true)" ] && ok "$what: nothing written" || bad "$what: $(ls | grep '^oom.h5')"
 }
-# 943047 candidates (over the default sweep budget, so the budget is raised). 500 MB runs out while the rows are laid out or evaluated, 1 GB in the
+# 943047 candidates (over the default sweep budget, so the budget is raised). 450 MB runs out while the candidates are dealt, 1 GB in the
 # evaluation (where the crash was).
-for kib in 500000 1000000; do
+for kib in 450000 1000000; do
   rm -f oom.h5*
   limited $kib "$PPSEARCH" --gpus 1:65536 --max-candidates 1000000 --threads 2 --quiet --overwrite --output oom.h5
   check_clean "serial, $kib KiB"

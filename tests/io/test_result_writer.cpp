@@ -90,6 +90,9 @@ const std::vector<Member> kRowMembers = {
     ROW(needed_memory_gb, K::kF64),
     ROW(worst_rank, K::kI32),
     ROW(recompute_num_layers, K::kI32),
+    ROW(time_to_train_s, K::kF64),
+    ROW(gpu_hours, K::kF64),
+    ROW(cost, K::kF64),
 };
 #undef ROW
 #define STAGE(m, k) \
@@ -303,6 +306,9 @@ ResultRow feasible_row(int gpus, int tp, int pp, int dp, double mfu) {
   r.optimizer_s = 0.1 * r.iteration_time_s;
   r.needed_memory_gb = r.peak_memory_gb;
   r.worst_rank = 0;
+  r.time_to_train_s = kNaN;  // no training.tokens in sample_meta's configuration
+  r.gpu_hours = kNaN;
+  r.cost = kNaN;
   return r;
 }
 
@@ -310,9 +316,10 @@ ResultRow infeasible_row(int gpus, int tp, int pp, int dp, std::uint8_t reason) 
   ResultRow r = feasible_row(gpus, tp, pp, dp, 0.5);
   r.feasible = 0;
   r.infeasible_reason = reason;
-  for (double* d : {&r.iteration_time_s, &r.mfu, &r.hfu, &r.tflops_per_gpu, &r.tokens_per_s,
-                    &r.bubble_fraction, &r.compute_s, &r.tp_comm_s, &r.cp_comm_s, &r.pp_comm_s,
-                    &r.dp_comm_s, &r.pipeline_s, &r.optimizer_s}) {
+  for (double* d :
+       {&r.iteration_time_s, &r.mfu, &r.hfu, &r.tflops_per_gpu, &r.tokens_per_s, &r.bubble_fraction,
+        &r.compute_s, &r.tp_comm_s, &r.cp_comm_s, &r.pp_comm_s, &r.dp_comm_s, &r.pipeline_s,
+        &r.optimizer_s, &r.time_to_train_s, &r.gpu_hours, &r.cost}) {
     *d = kNaN;
   }
   r.peak_memory_gb = kNaN;
@@ -339,10 +346,10 @@ std::vector<ResultRow> random_rows(std::mt19937_64& rng, int n) {
     r.zero_stage = static_cast<std::int8_t>(static_cast<int>(rng() % 4) - (i == 0 ? 4 : 0));
     r.feasible = static_cast<std::uint8_t>(rng() % 2);
     r.infeasible_reason = static_cast<std::uint8_t>(rng() % kReasonNames.size());
-    for (double* d :
-         {&r.iteration_time_s, &r.mfu, &r.hfu, &r.tflops_per_gpu, &r.tokens_per_s,
-          &r.bubble_fraction, &r.peak_memory_gb, &r.compute_s, &r.tp_comm_s, &r.cp_comm_s,
-          &r.pp_comm_s, &r.dp_comm_s, &r.pipeline_s, &r.optimizer_s, &r.needed_memory_gb}) {
+    for (double* d : {&r.iteration_time_s, &r.mfu, &r.hfu, &r.tflops_per_gpu, &r.tokens_per_s,
+                      &r.bubble_fraction, &r.peak_memory_gb, &r.compute_s, &r.tp_comm_s,
+                      &r.cp_comm_s, &r.pp_comm_s, &r.dp_comm_s, &r.pipeline_s, &r.optimizer_s,
+                      &r.needed_memory_gb, &r.time_to_train_s, &r.gpu_hours, &r.cost}) {
       const auto pick = rng() % 10;
       *d = pick == 0   ? kNaN
            : pick == 1 ? std::numeric_limits<double>::denorm_min()
@@ -575,7 +582,7 @@ TEST_F(ResultWriterTest, IdenticalRowsGiveIdenticalBytes) {
     w->commit(other);
   }
   const auto ba = raw_bytes(a, "candidates");
-  ASSERT_EQ(ba.size(), clean.size() * 170u);  // 9*4 + 6*1 + 15*8 + 2*4 bytes per packed row
+  ASSERT_EQ(ba.size(), clean.size() * 194u);  // 9*4 + 6*1 + 15*8 + 2*4 + 3*8 bytes per packed row
   EXPECT_TRUE(ba == raw_bytes(b, "candidates"));
   EXPECT_TRUE(raw_bytes(a, "best") == raw_bytes(b, "best"));
   EXPECT_FALSE(raw_bytes(a, "candidates") == raw_bytes(a, "stages"));  // the helper can differ

@@ -18,6 +18,8 @@ struct RunRequest {
   Problem problem;              ///< loaded, checked and resolved
   std::string resolved_config;  ///< resolved_ini(problem): the HDF5 attribute and the MPI broadcast
   std::string output_path;      ///< --output, or results/<model>_<cluster>_<gpus>.h5
+  std::string format = "hdf5";  ///< --format, else from the --output extension: hdf5, csv,
+                                ///< json; "" = the extension names none (unknown_format_text)
   bool overwrite = false;       ///< --overwrite
   int top = 10;                 ///< --top: rows of the ranked table on stdout
   int threads = 0;              ///< --threads; 0 = OMP_NUM_THREADS, else all cores of the rank
@@ -65,6 +67,13 @@ bool expand_gpu_counts(const std::string& text, int gpus_per_node, std::vector<i
 /// \brief Renders an issue for the terminal: "SOURCE: KEY = VALUE: ALLOWED",
 ///        or "SOURCE: VALUE: ALLOWED" for an issue without a key (an option such as --gpus).
 std::string issue_line(const ConfigIssue& issue);
+
+/// \brief "hdf5" for .h5/.hdf5, "csv" for .csv, "json" for .json (any case), else "".
+std::string format_from_extension(const std::string& path);
+
+/// \brief The usage error for an --output name whose extension names no format (exit 2):
+///        "ppsearch: error: --output: PATH: a name ending in .h5 or .hdf5 ...".
+std::string unknown_format_text(const std::string& output_path);
 
 /// \brief The --help text.
 std::string usage_text();

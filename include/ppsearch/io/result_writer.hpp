@@ -28,6 +28,11 @@ struct ResultRow {
   double needed_memory_gb;            // infeasible(memory): what the worst rank needs; else = peak
   std::int32_t worst_rank;            // pipeline rank with the highest memory need
   std::int32_t recompute_num_layers;  // with full recompute: 0 all, N block, -1 fewest per stage
+  // Sizing (docs/results.md "Time to train and cost"); NaN when training.tokens (cost: also
+  // cluster.price_per_gpu_hour) is not given, and in infeasible rows.
+  double time_to_train_s;  // training.tokens / tokens_per_s
+  double gpu_hours;        // gpus · time_to_train_s / 3600
+  double cost;             // gpu_hours · cluster.price_per_gpu_hour
 };
 
 // One row of /stages.
@@ -105,5 +110,18 @@ std::unique_ptr<ResultWriter> make_hdf5_result_writer(const std::string& path, b
 // `what` names the file in messages ("trace file").
 void write_text_output(const std::string& path, bool overwrite, const std::string& text,
                        const char* what);
+
+enum class TextFormat { kCsv, kJson };
+
+// The text formats (docs/results.md "CSV and JSON"): the same rows and field names as the HDF5
+// tables, written with the same output safety (private temporary folder, rename on commit,
+// regular files only). CSV: PATH holds /candidates, PATH's stem + "_stages.csv" and "_best.csv"
+// the other tables (all three are checked and placed together). JSON: one object with
+// "attributes", "candidates", "stages" and "best". Rows are written through as they arrive.
+std::unique_ptr<ResultWriter> make_text_result_writer(const std::string& path, bool overwrite,
+                                                      TextFormat format);
+
+// The companion file names of a CSV result: {PATH, STEM_stages.csv, STEM_best.csv}.
+std::vector<std::string> csv_result_paths(const std::string& path);
 
 }  // namespace ppsearch

@@ -16,6 +16,7 @@
 #include "ppsearch/io/result_writer.hpp"
 #include "ppsearch/search/candidate.hpp"
 #include "ppsearch/search/evaluate.hpp"
+#include "ppsearch/search/sizing.hpp"
 #include "ppsearch/spec/specs.hpp"
 #include "ppsearch/util/error.hpp"
 
@@ -77,6 +78,12 @@ class SearchFailed : public std::runtime_error {
 std::string out_of_memory_message(const std::string& what, std::int64_t candidates);
 
 ResultRow to_row(const Candidate& c, const Evaluation& e);
+// Fills time_to_train_s, gpu_hours and cost of every row from training.tokens and
+// cluster.price_per_gpu_hour (training_cost(); NaN where not given and in infeasible rows).
+void add_training_cost(std::vector<ResultRow>& rows, const Problem& problem);
+// Rows kept on rank 0 for a printed table of `top` distinct strategies (fold_near_duplicates):
+// up to 50 rows per printed line, at least `top`, and no more than max(top, 100000) rows.
+std::int64_t rows_kept_for_top(int top);
 // Strict total order of rows: feasible first, mfu descending, then the candidate key. Rows
 // compared must have a finite mfu when feasible (see row_is_finite).
 bool row_before(const ResultRow& a, const ResultRow& b);

@@ -60,6 +60,11 @@ struct KeyInfo {
   std::vector<std::string> choices;  ///< the allowed names (kEnum, kEnumList, a fixed-set kString)
 };
 
+/// \brief Parses a token count as training.tokens takes it: a number ("2.5e12",
+///        "15000000000000") or one with a suffix K/k (10^3), M (10^6), B or G (10^9), T (10^12)
+///        ("300B", "15T", "1.5T"). False for anything else (no range check).
+bool parse_token_count(const std::string& text, double* out);
+
 /// \brief Every key, in registry order (sections model, training, gpu, cluster, search).
 std::vector<KeyInfo> key_infos();
 

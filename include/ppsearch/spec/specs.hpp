@@ -57,6 +57,7 @@ struct TrainingSpec {
   // vocab-parallel cross entropy, which keeps an fp32 copy. docs/memory.md.
   bool cross_entropy_fusion = false;
   SelectiveRecompute selective_recompute = SelectiveRecompute::kCoreAttention;
+  double tokens = 0;  // training.tokens: tokens of the whole training run; 0 = not given
 };
 
 struct GpuSpec {
@@ -95,6 +96,7 @@ struct ClusterSpec {
   double dp_comm_overlap = 0.9;  // fraction of the last backward available to hide DP reduction
   bool p2p_blocking = true;      // Megatron non-interleaved 1F1B uses blocking p2p
   bool allow_tp_across_domains = false;
+  double price_per_gpu_hour = 0;  // cluster.price_per_gpu_hour, user's currency; 0 = not given
 };
 
 struct SearchSpec {
