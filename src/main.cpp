@@ -193,6 +193,7 @@ int run(Communicator& comm, int argc, char** argv, Activity& activity) {
       code = static_cast<int>(ExitCode::kOutput);
     }
     if (!req.quiet) print_report(std::cout, problem, req, en, out, meta);
+    if (req.emit) print_emitted(std::cout, problem, req, out);
     if (code == 0 && out.feasible == 0) {
       print_no_feasible(std::cerr, en, out);
       code = static_cast<int>(ExitCode::kInfeasible);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "ppsearch/build_info.hpp"
+#include "ppsearch/cli/emit.hpp"
 #include "ppsearch/io/config_file.hpp"
 #include "ppsearch/io/presets.hpp"
 #include "ppsearch/io/result_writer.hpp"
@@ -102,7 +103,10 @@ po::options_description visible_options() {
   add("top", text("K"), "rows of the ranked table printed on stdout (default 10)");
   add("threads", text("N"),
       "OpenMP threads per MPI rank (default OMP_NUM_THREADS, else all cores of the rank)");
-  add("quiet", po::bool_switch(), "print nothing but errors");
+  add("quiet", po::bool_switch(), "print nothing but errors (and the --emit output)");
+  add("emit", text("FORMAT"),
+      "also print the best row's launch configuration: megatron, nemo or torchtitan "
+      "(docs/launch.md); with --quiet, only that");
   add("print-config", po::bool_switch(), "print the resolved configuration (INI) and exit");
   add("help-config", po::bool_switch(), "print every configuration key and exit");
   add("help,h", po::bool_switch(), "print this help and exit");
@@ -354,6 +358,14 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
   RunRequest req;
   req.overwrite = flag("overwrite");
   req.quiet = flag("quiet");
+  if (vm.count("emit") != 0U) {
+    if (parse_launch_format(trim(text("emit")), &req.emit_format)) {
+      req.emit = true;
+    } else {
+      issues.push_back(
+          ConfigIssue{"--emit", "", text("emit"), std::string("one of ") + kLaunchFormatNames});
+    }
+  }
   if (vm.count("top") != 0U) {
     long long v = 0;
     if (!parse_int(trim(text("top")), &v) || v < 0 || v > kMaxTop) {

@@ -2,7 +2,8 @@
 """Lists the field names of configuration dataclasses, read from the source with ast.
 
 Usage: extract_dataclass_keys.py PREFIX GIT_DIR[,GIT_DIR...] CLASS [CLASS...]
-Prints PREFIX + field name, one a line, for each CLASS and its base classes (each class is
+Prints PREFIX + field name, one a line (and PREFIX + "no-" + name for a bool when PREFIX
+starts with "--": tyro's flag pair), for each CLASS and its base classes (each class is
 looked up by `^class NAME` in the given clones at HEAD; a nested "Outer.Inner" is followed).
 Nothing is imported or run. Used to pin the NeMo (Megatron-Bridge) and torchtitan key lists
 under tests/emit/.
@@ -50,6 +51,10 @@ def fields(name, seen, search=None):
         if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name):
             if "ClassVar" not in ast.unparse(st.annotation):
                 out.append(st.target.id)
+                # tyro (torchtitan's "--section.key" options) takes a bool as a flag pair:
+                # --section.key / --section.no-key.
+                if prefix.startswith("--") and ast.unparse(st.annotation) == "bool":
+                    out.append("no-" + st.target.id)
     return out
 
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ppsearch/cli/emit.hpp"
 #include "ppsearch/spec/specs.hpp"
 #include "ppsearch/util/error.hpp"
 
@@ -22,9 +23,11 @@ struct RunRequest {
   int top = 10;                 ///< --top: rows of the ranked table on stdout
   int threads = 0;              ///< --threads; 0 = OMP_NUM_THREADS, else all cores of the rank
   bool quiet = false;           ///< --quiet
-  std::string command_line;     ///< "ppsearch" + the arguments, shell-quoted where needed
-  std::string model_name;       ///< model preset name, or the model file's name without ".ini"
-  std::string cluster_name;     ///< cluster preset name, or the cluster file's name without ".ini"
+  bool emit = false;            ///< --emit given: print the best row's launch configuration
+  LaunchFormat emit_format = LaunchFormat::kMegatron;  ///< --emit FORMAT
+  std::string command_line;  ///< "ppsearch" + the arguments, shell-quoted where needed
+  std::string model_name;    ///< model preset name, or the model file's name without ".ini"
+  std::string cluster_name;  ///< cluster preset name, or the cluster file's name without ".ini"
 };
 
 /// \brief The result of parsing: either a run (`run` true, `request` filled) or an
