@@ -55,7 +55,7 @@ expect_rc 2 "$PPSEARCH_SHOW" default.h5 --emit slurm
 printf 'not hdf5\n' > plain.txt
 expect_rc 2 "$PPSEARCH_SHOW" plain.txt
 expect_stderr "ppsearch-show: plain.txt: not an HDF5 file (expected a ppsearch result file)"
-mkfifo fifo
+rm -f fifo && mkfifo fifo
 expect_rc 2 "$PPSEARCH_SHOW" fifo
 expect_stderr "ppsearch-show: fifo: not a regular file"
 expect_rc 2 "$PPSEARCH_SHOW" missing.h5
