@@ -55,6 +55,9 @@ constexpr KeyOption kKeyOptions[] = {
      "pipeline schedules from gpipe, 1f1b, interleaved-1f1b, zb-h1, or auto"},
     {"recompute", "search.recompute", "LIST",
      "activation recompute from none, selective, full, or auto"},
+    {"recompute-num-layers", "search.recompute_num_layers", "LIST",
+     "with full recompute: layers recomputed per stage (0 = all, default), or auto (fewest that "
+     "fit)"},
     {"sp", "search.sp", "LIST", "sequence parallelism: on, off, or auto"},
     {"zero", "search.zero", "LIST", "ZeRO stages from 0, 1, 2, 3, or auto"},
     {"partitioner", "search.partitioner", "NAME",

@@ -32,21 +32,21 @@ double proj_flops(const Dims& d) { return 2 * d.h * (d.hq + 2 * d.hkv) + 2 * d.h
 double mlp_flops(const Dims& d) { return 2 * d.h * d.F * (d.glu ? 3 : 2); }
 double core_flops(const Dims& d, double s_eff) { return 4 * s_eff * d.hq; }
 
-// Static bytes per parameter, bf16 params with fp32 main grads and Adam state
-// (algorithms.md §4.1; Megatron theoretical_memory_usage.py / dist_optimizer.md;
-// ZeRO §5 for stages 2 and 3 with fp32 gradients). `dr` = ranks sharing the
-// optimizer state (DP × CP in Megatron).
-double bytes_per_param(int zero, double dr) {
-  switch (zero) {
-    case 0:
-      return 18.0;  // 2 param + 4 grad + 12 (fp32 main, m, v)
-    case 1:
-      return 6.0 + 12.0 / dr;  // distributed optimizer: fp32 grads not sharded
-    case 2:
-      return 2.0 + 16.0 / dr;  // gradients sharded too
-    default:
-      return 18.0 / dr;  // everything sharded
-  }
+// The matmuls of a layer in the order a torchtitan-style block runs them (separate q, k, v
+// projections; gate, up, down for SwiGLU): input width k, output width n (before TP).
+struct Matmul {
+  double k, n;
+};
+int layer_matmuls(const Dims& d, Matmul out[7]) {
+  int i = 0;
+  out[i++] = {d.h, d.hq};            // wq
+  out[i++] = {d.h, d.hkv};           // wk
+  out[i++] = {d.h, d.hkv};           // wv
+  out[i++] = {d.hq, d.h};            // wo
+  out[i++] = {d.h, d.F};             // w1 (gate) / fc1
+  if (d.glu) out[i++] = {d.h, d.F};  // w3 (up)
+  out[i++] = {d.F, d.h};             // w2 (down) / fc2
+  return i;
 }
 
 }  // namespace
@@ -61,20 +61,48 @@ double model_flops_per_step(const ModelSpec& m, int global_batch, AttentionFlops
   return 3.0 * global_batch * d.s * per_token;
 }
 
-double recompute_flops_per_step(const ModelSpec& m, int global_batch, Recompute r) {
+double recompute_flops_per_step(const ModelSpec& m, int global_batch, Recompute r,
+                                SelectiveRecompute how) {
   const Dims d = dims_of(m);
   // algorithms.md §3.1 (Korthikanti §6): full = one more forward of every layer;
   // selective = the core attention forward again. Counted with the full-matrix s.
+  // Per-op selective (torchtitan) recomputes every second matmul instead.
   switch (r) {
     case Recompute::kNone:
       return 0.0;
     case Recompute::kSelective:
+      if (how == SelectiveRecompute::kPerOp) {
+        Matmul mm[7];
+        const int n = layer_matmuls(d, mm);
+        double per_token = 0;
+        for (int i = 1; i < n; i += 2) per_token += 2 * mm[i].k * mm[i].n;
+        return double(global_batch) * d.s * m.layers * per_token;
+      }
       return double(global_batch) * d.s * m.layers * core_flops(d, d.s);
     case Recompute::kFull:
       return double(global_batch) * d.s * m.layers *
              (proj_flops(d) + core_flops(d, d.s) + mlp_flops(d));
   }
   return 0.0;
+}
+
+// Static bytes per parameter (docs/memory.md "Static memory"; algorithms.md §4.1). bf16
+// weights; main gradients in fp32 (4 B) or bf16 (2 B); Adam keeps an fp32 main copy of the
+// weights and fp32 m and v (12 B). With 16-bit main gradients the optimizer casts them to an
+// fp32 copy for its step (4 B more): Megatron-LM docs/user-guide/features/dist_optimizer.md
+// gives 18 / 6 + 12/d for bf16 params with fp32 grads and 20 / 4 + 16/d for 16-bit grads
+// (non-distributed / distributed optimizer), which this reproduces for ZeRO 0 / 1. The
+// distributed optimizer shards over the data-parallel group including CP (Megatron builds
+// the optimizer on the DP-with-CP group: dr = DP·CP). ZeRO-2 also shards the gradients and
+// ZeRO-3 the weights (Rajbhandari et al., SC'20, §5).
+StaticSplit static_bytes_per_param(int zero, double dr, bool fp32_grads) {
+  const double g = fp32_grads ? kFp32 : kBf16;
+  const double opt = 12.0 + (fp32_grads ? 0.0 : kFp32);
+  StaticSplit b;
+  b.weight = zero >= 3 ? kBf16 / dr : kBf16;
+  b.grad = zero >= 2 ? g / dr : g;
+  b.optim = zero >= 1 ? opt / dr : opt;
+  return b;
 }
 
 double gemm_time(double m, double n, double k, const GpuSpec& g) {
@@ -103,12 +131,25 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
   const GroupShape tp_group = group_shape(c.tp, 1, ndom);
   const GroupShape cp_group = group_shape(c.cp, c.tp, ndom);
   const double dr = double(c.dp) * c.cp;
-  const double bpp = bytes_per_param(c.zero, dr);
+  const bool fp32_grads = pb.training.grad_reduce_in_fp32;
+  const StaticSplit bpp = static_bytes_per_param(c.zero, dr, fp32_grads);
+  const double grad_elem = fp32_grads ? kFp32 : kBf16;
+  // ZeRO-3 gathers weights and holds unsharded gradients only when there is a group to shard over.
+  const bool zero3 = c.zero >= 3 && dr > 1;
+  auto set_static = [&](ItemCost& it) {
+    it.weight_bytes = it.params * bpp.weight;
+    it.grad_bytes = it.params * bpp.grad;
+    it.optim_bytes = it.params * bpp.optim;
+    it.static_bytes = it.weight_bytes + it.grad_bytes + it.optim_bytes;
+  };
 
   ChainCosts out;
-  out.bytes_per_param = bpp;
-  out.capacity_bytes = gpu.memory_bytes;
-  // NCCL communicators a rank belongs to (algorithms.md §4.5: ~0.7 GB each).
+  out.bytes_per_param = bpp.total();
+  out.capacity_bytes = gpu.memory_bytes - gpu.memory_headroom_bytes;
+  // Workspace (docs/memory.md "Workspace"): CUDA context and cuBLAS/cuDNN/TE workspaces
+  // (gpu.memory_reserved_gb) and the NCCL buffers of each communicator a rank belongs to
+  // (gpu.comm_buffer_gb each: 0.54-0.69 GB measured per communicator on A100, NVIDIA/nccl
+  // issue #964; algorithms.md §4.5).
   int comms = 0;
   comms += c.tp > 1;
   comms += c.cp > 1;
@@ -178,6 +219,9 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
       cp_bwd = std::max(0.0, 2.0 * (cp - 1) * step - att_bwd);
     }
     const double fwd_compute = g_fwd + att_fwd + ew_fwd;
+    const bool per_op = pb.training.selective_recompute == SelectiveRecompute::kPerOp;
+    Matmul mm[7];
+    const int n_mm = layer_matmuls(d, mm);
     double bwd_compute = g_dgrad + att_bwd + ew_bwd;
     double bwd_comm = tp_bwd + cp_bwd;
     // Recomputation (§3.2): full replays the forward (with its collectives) before
@@ -186,7 +230,17 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
       bwd_compute += fwd_compute;
       bwd_comm += tp_fwd + cp_fwd;
     } else if (c.recompute == Recompute::kSelective) {
-      bwd_compute += att_fwd;
+      if (per_op) {
+        // Per-op (torchtitan): every second matmul and the element-wise ops run again.
+        for (int i = 1; i < n_mm; i += 2) {
+          const bool row_parallel = (i == 3) || (i == n_mm - 1);  // wo, w2: k sharded
+          bwd_compute += row_parallel ? gemm_time(m, mm[i].n, mm[i].k / t, gpu)
+                                      : gemm_time(m, mm[i].n / t, mm[i].k, gpu);
+        }
+        bwd_compute += ew_fwd;
+      } else {
+        bwd_compute += att_fwd;
+      }
     }
     L.fwd_s = fwd_compute + tp_fwd + cp_fwd;
     L.bwd_s = bwd_compute + bwd_comm;
@@ -197,7 +251,7 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
 
     // Parameters: TP-sharded matrices + replicated norms (§4.1).
     L.params = (d.h * (d.hq + 2 * d.hkv) + d.hq * d.h + d.h * d.F * (d.glu ? 3 : 2)) / t + 2 * d.h;
-    L.static_bytes = L.params * bpp;
+    set_static(L);
     // Activations (§4.2, Llama-style generalisation of Korthikanti Table 2): norm
     // inputs and QKV/FC1 inputs (8h, SP-sharded), Q, K, V, O (4h_q + 4h_kv), FC1
     // output and activation output (6F SwiGLU, 4F GeLU), FA's fp32 log-sum-exp.
@@ -206,18 +260,39 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     const double a_lse = kFp32 * m * d.a / t;
     const double a_none = a_core + a_tp + a_lse;
     double act = a_none, transient = 0;
-    if (c.recompute == Recompute::kSelective) {
+    if (c.recompute == Recompute::kSelective && per_op) {
+      // torchtitan's per-op policy (parallelize_llama.py, Dec 2024: save the outputs of
+      // matmuls except every second one, of attention and of reduce-scatters; recompute the
+      // rest): the block input, the outputs of matmuls 1, 3, 5, 7 (q, v, gate, down for
+      // SwiGLU; q, v, fc1 for GeLU), the attention output and its log-sum-exp.
+      double kept = d.h / tsp + d.hq / t;  // block input, attention output
+      for (int i = 0; i < n_mm; i += 2) {
+        const bool row_parallel = (i == 3) || (i == n_mm - 1);
+        kept += row_parallel ? mm[i].n / tsp : mm[i].n / t;
+      }
+      act = kBf16 * m * kept + a_lse;
+    } else if (c.recompute == Recompute::kSelective) {
       act = a_none - a_lse;  // core attention recomputed: its softmax statistics are not kept
     } else if (c.recompute == Recompute::kFull) {
       act = kBf16 * m * d.h / tsp;  // layer input only (Korthikanti Table 2)
       transient = a_none;           // one layer's activations live during its backward (§4.3)
     }
-    // ZeRO-3 gathers a layer's full bf16 weights (and prefetches the next).
-    if (c.zero == 3) transient += 2.0 * kBf16 * L.params * (dr > 1 ? 1.0 : 0.0);
     L.act_bytes = act * act_ovh;
     L.transient_bytes = transient * act_ovh;
-    // Zero-bubble W keeps the inputs of the weight-gradient GEMMs (§2.1 ZB memory).
-    L.wkeep_bytes = kBf16 * m * (2.0 * d.h / tsp + d.hq / t + d.F / t) * act_ovh;
+    // ZeRO-3 / FSDP (docs/memory.md "ZeRO-3 buffers"): during a layer's backward these are
+    // live at once, so they add up: its gathered bf16 weights, the next layer's weights
+    // already prefetched (FSDP's backward prefetch, torchtitan/PyTorch FSDP2 default; Megatron
+    // FSDP's bucketed prefetch), and the layer's unsharded gradients until their
+    // reduce-scatter has run (in the main-gradient dtype).
+    if (zero3) L.transient_bytes += L.params * (2.0 * kBf16 + grad_elem);
+    // Zero-bubble W state (Qi et al. 2024, "Zero Bubble Pipeline Parallelism", §2: W computes
+    // dW = Xᵀ·dY): every weight GEMM keeps its input X and its output gradient dY from B until
+    // W. X: QKV and FC1 inputs (h, SP-sharded and re-gathered for wgrad as Megatron does),
+    // attention output (h_q), activation output (F). dY: dQKV (h_q + 2h_kv), the out-projection
+    // and FC2 output gradients (h each, SP-sharded), dFC1 (2F gated, F otherwise).
+    const double w_x = 2.0 * d.h / tsp + d.hq / t + d.F / t;
+    const double w_dy = (d.hq + 2.0 * d.hkv) / t + 2.0 * d.h / tsp + d.F * (d.glu ? 2.0 : 1.0) / t;
+    L.wkeep_bytes = kBf16 * m * (w_x + w_dy) * act_ovh;
   }
 
   // ---- Embedding (item 0) -------------------------------------------------------
@@ -246,8 +321,12 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     E.compute_s = fwd_c + wgt_c;
     E.tp_comm_s = tp_fwd + tp_bwd;
     E.params = d.V * d.h / t;
-    E.static_bytes = E.params * bpp;
+    set_static(E);
     E.act_bytes = 8.0 * m * act_ovh;  // int64 token ids (Megatron estimator, §4.4)
+    // W of a lookup table is a scatter-add of dY into the rows the token ids select.
+    E.wkeep_bytes = (8.0 * m + kBf16 * m * d.h / tsp) * act_ovh;
+    // ZeRO-3: its gathered weights and unsharded gradients during its backward.
+    if (zero3) E.transient_bytes = E.params * (kBf16 + grad_elem);
   }
 
   // ---- Final norm + output layer + loss (item L+1) ---------------------------------
@@ -291,12 +370,22 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     // and the same tensor as the embedding when PP = 1.
     const bool shares_embedding = model.tied_embeddings && c.pp == 1;
     H.params = (shares_embedding ? 0.0 : d.V * d.h / t) + d.h;
-    H.static_bytes = H.params * bpp;
+    set_static(H);
     // Stored: final-norm input and the output-layer input (SP-sharded).
     H.act_bytes = kBf16 * m * 2.0 * d.h / tsp * act_ovh;
-    // Logits transient: bf16 logits + fp32 softmax + fp32 gradient (§4.4: 10·s·b·V/t).
-    H.transient_bytes = 10.0 * logits * act_ovh;
-    H.wkeep_bytes = kBf16 * m * d.h / tsp * act_ovh;
+    // Logits transient (docs/memory.md "Logits"). Megatron's vocab-parallel cross entropy
+    // (megatron/core/tensor_parallel/cross_entropy.py, also its native fused variant) casts
+    // the bf16 logits to an fp32 copy, keeps it as the softmax for backward and turns it into
+    // the gradient in place, which autograd casts back to bf16: 2 + 4 bytes per logit in the
+    // forward and 4 + 2 in the backward, 6 at the peak. A cross entropy that works in place
+    // on the bf16 logits (training.cross_entropy_fusion) keeps 2.
+    const double per_logit = pb.training.cross_entropy_fusion ? kBf16 : kBf16 + kFp32;
+    H.transient_bytes = per_logit * logits * act_ovh;
+    // ZeRO-3: the output layer's gathered weights and unsharded gradients (the tied matrix when
+    // it is shared), plus the last layer's weights prefetched for the next backward.
+    if (zero3) H.transient_bytes += (d.V * d.h / t + d.h) * (kBf16 + grad_elem) + kBf16 * L.params;
+    // Zero-bubble W state: the output layer's input X and the logits gradient dY (bf16).
+    H.wkeep_bytes = kBf16 * m * (d.h / tsp + vn) * act_ovh;
   }
   return out;
 }

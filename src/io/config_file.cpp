@@ -70,9 +70,10 @@ std::string trim_ws(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
-// The longest line a configuration file may have (comments excluded): the longest real line
-// is a preset's source note of a few hundred bytes.
-constexpr std::size_t kMaxLineBytes = 4096;
+// The longest line a configuration file may have (comments excluded). The longest legitimate
+// line is a list key at its limits: search.gpus with 10000 counts of up to 6 digits and a comma
+// is under 70 kB (the resolved configuration that rank 0 broadcasts carries such lines too).
+constexpr std::size_t kMaxLineBytes = 128 * 1024;
 
 std::vector<ScannedLine> scan_lines(const std::string& text) {
   std::vector<ScannedLine> out;

@@ -156,6 +156,7 @@ constexpr Field kRowFields[] = {
     PPSEARCH_FIELD(ResultRow, optimizer_s, Kind::kF64),
     PPSEARCH_FIELD(ResultRow, needed_memory_gb, Kind::kF64),
     PPSEARCH_FIELD(ResultRow, worst_rank, Kind::kI32),
+    PPSEARCH_FIELD(ResultRow, recompute_num_layers, Kind::kI32),
 };
 
 constexpr Field kStageFields[] = {
@@ -166,6 +167,14 @@ constexpr Field kStageFields[] = {
     PPSEARCH_FIELD(StageRow, last_layer, Kind::kI32),
     PPSEARCH_FIELD(StageRow, time_s, Kind::kF64),
     PPSEARCH_FIELD(StageRow, memory_gb, Kind::kF64),
+    PPSEARCH_FIELD(StageRow, weights_gb, Kind::kF64),
+    PPSEARCH_FIELD(StageRow, gradients_gb, Kind::kF64),
+    PPSEARCH_FIELD(StageRow, optimizer_gb, Kind::kF64),
+    PPSEARCH_FIELD(StageRow, activations_gb, Kind::kF64),
+    PPSEARCH_FIELD(StageRow, wstate_gb, Kind::kF64),
+    PPSEARCH_FIELD(StageRow, transient_gb, Kind::kF64),
+    PPSEARCH_FIELD(StageRow, workspace_gb, Kind::kF64),
+    PPSEARCH_FIELD(StageRow, recomputed_layers, Kind::kI64),
 };
 
 #undef PPSEARCH_FIELD
@@ -398,6 +407,9 @@ std::vector<StageRow> prepare_rows(const StageRow* rows, std::size_t n) {
   for (StageRow& r : out) {
     r.time_s = canonical(r.time_s);
     r.memory_gb = canonical(r.memory_gb);
+    for (double* x : {&r.weights_gb, &r.gradients_gb, &r.optimizer_gb, &r.activations_gb,
+                      &r.wstate_gb, &r.transient_gb, &r.workspace_gb})
+      *x = canonical(*x);
   }
   return out;
 }

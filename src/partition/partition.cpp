@@ -807,4 +807,94 @@ Partition evaluate_partition(const PartitionProblem& problem, const std::vector<
   return detail::PartitionKernels::evaluate(problem, bounds);
 }
 
+PartialRecomputePartition partition_partial_recompute(const PartitionProblem& problem,
+                                                      const PartialRecompute& rc) {
+  validate_partition_problem(problem);
+  const int L = static_cast<int>(problem.time_s.size());
+  const int S = problem.stages;
+  if (static_cast<int>(rc.recomputable.size()) != L || !(rc.save_bytes >= 0) ||
+      !(rc.extra_time_s >= 0) || !(rc.transient_bytes >= 0) || rc.per_stage < -1)
+    throw std::invalid_argument("partition_partial_recompute: malformed recompute description");
+  PartialRecomputePartition out;
+  out.partition.feasible = false;
+  if (S > L) return out;
+  std::vector<double> pt(L + 1, 0.0), ps(L + 1, 0.0), pa(L + 1, 0.0);
+  std::vector<int> pr(L + 1, 0);
+  for (int l = 0; l < L; ++l) {
+    pt[l + 1] = pt[l] + problem.time_s[l];
+    ps[l + 1] = ps[l] + problem.static_bytes[l];
+    pa[l + 1] = pa[l] + problem.act_bytes[l];
+    pr[l + 1] = pr[l] + (rc.recomputable[l] ? 1 : 0);
+  }
+  const double cap = problem.capacity_bytes;
+  // Cost of stage s on [i, j) given the running max transient `tr`: time (or +inf when
+  // nothing fits) and the recomputed count.
+  auto cost = [&](int s, int i, int j, double tr, int* r_out) -> double {
+    const int n = pr[j] - pr[i];
+    const double k = problem.in_flight[s];
+    const double stat = ps[j] - ps[i], act = pa[j] - pa[i];
+    const double T = (pt[j] - pt[i]) + problem.comm_s[s];
+    auto mem = [&](int r) {
+      const double t_r = r > 0 ? std::max(tr, rc.transient_bytes) : tr;
+      return (stat + k * std::max(0.0, act - r * rc.save_bytes)) + t_r + problem.extra_bytes[s];
+    };
+    int r = 0;
+    if (rc.per_stage >= 0) {
+      r = std::min(rc.per_stage, n);
+      if (!(mem(r) <= cap)) return kInf;
+    } else if (!(mem(0) <= cap)) {
+      const double per = k * rc.save_bytes;
+      if (n == 0 || !(per > 0)) return kInf;
+      const double over = mem(0) - cap + (std::max(tr, rc.transient_bytes) - tr);
+      r = std::max(1, std::min(n, static_cast<int>(std::ceil(over / per))));
+      while (r > 1 && mem(r - 1) <= cap) --r;  // rounding: the smallest count that fits
+      while (r < n && !(mem(r) <= cap)) ++r;
+      if (!(mem(r) <= cap)) return kInf;
+    }
+    *r_out = r;
+    return T + r * rc.extra_time_s;
+  };
+  // best[s][j]: smallest bottleneck of stages 0..s−1 covering items [0, j).
+  const std::size_t W = static_cast<std::size_t>(L) + 1;
+  std::vector<double> best((static_cast<std::size_t>(S) + 1) * W, kInf);
+  std::vector<int> from((static_cast<std::size_t>(S) + 1) * W, -1), rec(best.size(), 0);
+  best[0] = 0.0;
+  for (int s = 0; s < S; ++s) {
+    const std::size_t row = static_cast<std::size_t>(s) * W, next = row + W;
+    for (int i = s; i < L; ++i) {
+      const double prev = best[row + static_cast<std::size_t>(i)];
+      if (prev == kInf) continue;
+      double tr = 0;
+      for (int j = i + 1; j <= L - (S - s - 1); ++j) {
+        tr = std::max(tr, problem.transient_bytes[static_cast<std::size_t>(j - 1)]);
+        int r = 0;
+        const double c = cost(s, i, j, tr, &r);
+        if (c == kInf) continue;
+        const double v = std::max(prev, c);
+        const std::size_t cell = next + static_cast<std::size_t>(j);
+        if (v <= best[cell]) {  // a later start wins ties: the latest cuts
+          best[cell] = v;
+          from[cell] = i;
+          rec[cell] = r;
+        }
+      }
+    }
+  }
+  const std::size_t end = static_cast<std::size_t>(S) * W + static_cast<std::size_t>(L);
+  if (best[end] == kInf) return out;
+  out.partition.feasible = true;
+  out.partition.bottleneck_s = best[end];
+  out.partition.bounds.assign(static_cast<std::size_t>(S) + 1, 0);
+  out.recomputed.assign(static_cast<std::size_t>(S), 0);
+  int j = L;
+  for (int s = S; s > 0; --s) {
+    const std::size_t cell = static_cast<std::size_t>(s) * W + static_cast<std::size_t>(j);
+    out.partition.bounds[static_cast<std::size_t>(s)] = j;
+    out.recomputed[static_cast<std::size_t>(s - 1)] = rec[cell];
+    j = from[cell];
+  }
+  out.partition.bounds[0] = 0;
+  return out;
+}
+
 }  // namespace ppsearch

@@ -21,7 +21,8 @@ namespace {
 
 auto row_key(const ResultRow& r) {
   return std::make_tuple(r.gpus, r.tp, r.pp, r.cp, r.dp, r.vpp, r.mbs, int(r.schedule),
-                         int(r.recompute), int(r.sequence_parallel), int(r.zero_stage));
+                         int(r.recompute), int(r.sequence_parallel), int(r.zero_stage),
+                         r.recompute_num_layers);
 }
 
 bool finite_stage(const StageResult& s) {
@@ -377,6 +378,7 @@ ResultRow to_row(const Candidate& c, const Evaluation& e) {
   r.optimizer_s = e.optimizer_s;
   r.needed_memory_gb = e.needed_bytes / 1e9;
   r.worst_rank = e.worst_rank;
+  r.recompute_num_layers = c.recompute_num_layers;
   return r;
 }
 
@@ -502,6 +504,14 @@ SearchOutput merge_ranked(int sources, const BlockFetch& fetch, const RowSink& s
         sr.last_layer = st.last_layer;
         sr.time_s = st.time_s;
         sr.memory_gb = st.memory_gb;
+        sr.weights_gb = st.weights_gb;
+        sr.gradients_gb = st.gradients_gb;
+        sr.optimizer_gb = st.optimizer_gb;
+        sr.activations_gb = st.activations_gb;
+        sr.wstate_gb = st.wstate_gb;
+        sr.transient_gb = st.transient_gb;
+        sr.workspace_gb = st.workspace_gb;
+        sr.recomputed_layers = st.recomputed_layers;
         stages_out.push_back(sr);
         if (g == 0) out.first_stages.push_back(sr);
       }

@@ -97,7 +97,7 @@ struct SimWorkspace::Impl {
   std::vector<double> end_f, end_b, end_w;  // index mb·V + vs; −1 = not run yet
   std::vector<int> ptr;
   std::vector<int> inflight;
-  std::vector<double> clock, mem;
+  std::vector<double> clock, mem, keep_mem;
   // Compiled programs (small LRU cache) and their scratch.
   std::vector<Program> programs;
   std::uint64_t tick = 0;
@@ -126,6 +126,22 @@ constexpr std::size_t kMaxCachedPrograms = 32;
 std::size_t uz(long long x) { return static_cast<std::size_t>(x); }
 
 double at_or_zero(const std::vector<double>& v, std::size_t i) { return v.empty() ? 0.0 : v[i]; }
+
+// Records a memory state (total, W-state part) into the running peak. Several moments can
+// reach the same peak with different splits (a stored activation and a W state of equal
+// size); the split reported is the one with the least W state among them, and totals within
+// a relative 1e-12 count as equal, so that the worklist (running sums) and the compiled
+// program (sums of counts) report the same split.
+void note_peak(double total, double keep, double* peak, double* peak_keep) {
+  const double tol = 1e-12 * std::max(std::abs(total), std::abs(*peak));
+  if (total > *peak + tol) {
+    *peak = total;
+    *peak_keep = keep;
+  } else if (total >= *peak - tol) {
+    *peak = std::max(*peak, total);
+    *peak_keep = std::min(*peak_keep, keep);
+  }
+}
 
 // Turns the input into per-slot durations, transfer charges and memory deltas (algorithms.md
 // §2.4 "Inputs"). Independent of M.
@@ -183,6 +199,7 @@ void resize_result(int P, ScheduleResult* out) {
   out->error.clear();
   out->busy_s.assign(n, 0.0);
   out->peak_act_bytes.assign(n, 0.0);
+  out->peak_wkeep_bytes.assign(n, 0.0);
   out->peak_in_flight.assign(n, 0);
   out->last_grad_end_s.assign(n, 0.0);
 }
@@ -222,6 +239,7 @@ void reference_worklist(const ScheduleInput& in, Impl& ws, ScheduleResult* out) 
   ws.ptr.assign(ws.order.begin.begin(), ws.order.begin.end() - 1);
   ws.clock.assign(uz(P), 0.0);
   ws.mem.assign(uz(P), 0.0);
+  ws.keep_mem.assign(uz(P), 0.0);
   ws.inflight.assign(uz(P), 0);
   resize_result(P, out);
 
@@ -257,7 +275,11 @@ void reference_worklist(const ScheduleInput& in, Impl& ws, ScheduleResult* out) 
         (kind == kSlotF ? ws.end_f : (kind == kSlotB ? ws.end_b : ws.end_w))[idx] = end;
         out->busy_s[du] += ws.dur[slot];
         ws.mem[du] += ws.dm[slot];
-        out->peak_act_bytes[du] = std::max(out->peak_act_bytes[du], ws.mem[du]);
+        // W-state bytes held: a split B adds its Wkeep, W frees it (the deltas of prepare()).
+        if (kind == kSlotB) ws.keep_mem[du] += ws.keep[uz(op.vs)];
+        if (kind == kSlotW) ws.keep_mem[du] -= ws.keep[uz(op.vs)];
+        note_peak(ws.mem[du], ws.keep_mem[du], &out->peak_act_bytes[du],
+                  &out->peak_wkeep_bytes[du]);
         if (kind == kSlotF) {
           ++ws.inflight[du];
           out->peak_in_flight[du] = std::max(out->peak_in_flight[du], ws.inflight[du]);
@@ -623,18 +645,20 @@ void run_program(const Program& prog, Impl& ws, ScheduleResult* out) {
   for (int d = 0; d < P; ++d) {
     const auto du = uz(d);
     t = std::max(t, end[prog.last_op[du]]);
-    double peak = 0;
+    double peak = 0, peak_keep = 0;
     for (int s = prog.state_begin[du]; s < prog.state_begin[du + 1]; ++s) {
       const int* coef = prog.state_coef.data() + uz(s) * width;
-      double m = 0;
+      double m = 0, keep = 0;
       for (int c = 0; c < prog.v; ++c) {
         const auto vs = uz(c * P + d);
         m += coef[c] * ws.act[vs] + coef[prog.v + c] * ws.keep[vs];
+        keep += coef[prog.v + c] * ws.keep[vs];
       }
-      peak = std::max(peak, m);
+      note_peak(m, keep, &peak, &peak_keep);
     }
     out->busy_s[du] = prog.M * busy_per_microbatch(ws, P, V, d);
     out->peak_act_bytes[du] = peak;
+    out->peak_wkeep_bytes[du] = peak_keep;
     out->peak_in_flight[du] = prog.peak_in_flight[du];
     out->last_grad_end_s[du] = end[prog.last_grad[du]];
   }
@@ -773,6 +797,7 @@ bool periodic_fast(const ScheduleInput& in, Impl& ws, ScheduleResult* out) {
       out->busy_s[d] =
           static_cast<double>(M) * busy_per_microbatch(ws, P, P * v, static_cast<int>(d));
       out->peak_act_bytes[d] = red.peak_act_bytes[d];
+      out->peak_wkeep_bytes[d] = red.peak_wkeep_bytes[d];
       out->peak_in_flight[d] = red.peak_in_flight[d];
       out->last_grad_end_s[d] = red.last_grad_end_s[d] + shift;
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <tuple>
+#include <utility>
 
 namespace ppsearch {
 namespace {
@@ -106,6 +107,22 @@ Enumeration enumerate_candidates(const Problem& pb) {
     schedules = {Schedule::kGPipe, Schedule::k1F1B, Schedule::kInterleaved1F1B, Schedule::kZBH1};
   std::vector<Recompute> recomputes = ss.recompute;
   if (recomputes.empty()) recomputes = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
+  // Recomputation variants: full recompute once per value of search.recompute_num_layers (auto
+  // = −1, the fewest per stage) when not interleaved; the other modes once.
+  std::vector<std::pair<Recompute, int>> rc_one, rc_many;
+  for (Recompute rc : recomputes) {
+    if (rc != Recompute::kFull) {
+      rc_one.emplace_back(rc, 0);
+      rc_many.emplace_back(rc, 0);
+      continue;
+    }
+    rc_one.emplace_back(rc, 0);
+    if (ss.recompute_num_layers.empty()) rc_many.emplace_back(rc, -1);
+    for (int n : ss.recompute_num_layers) rc_many.emplace_back(rc, n);
+  }
+  auto rcs_of = [&](int vpp) -> const std::vector<std::pair<Recompute, int>>& {
+    return vpp == 1 ? rc_many : rc_one;
+  };
   std::vector<int> sps = ss.sp.empty() ? std::vector<int>{0, 1} : ss.sp;
   std::vector<int> zeros = ss.zero.empty() ? std::vector<int>{0, 1, 2, 3} : ss.zero;
   const std::vector<int> mbs_values = ss.mbs.empty() ? auto_mbs_values(pb) : ss.mbs;
@@ -129,8 +146,8 @@ Enumeration enumerate_candidates(const Problem& pb) {
   // accounting as one by one).
   std::int64_t per_mbs = 0;
   for (Schedule sch : schedules)
-    per_mbs += static_cast<std::int64_t>(vpps_of(sch).size()) *
-               static_cast<std::int64_t>(recomputes.size() * sps.size() * zeros.size());
+    for (int vpp : vpps_of(sch))
+      per_mbs += static_cast<std::int64_t>(rcs_of(vpp).size() * sps.size() * zeros.size());
   const std::int64_t per_pp = per_mbs * static_cast<std::int64_t>(mbs_values.size());
   auto bulk = [&](Rule r, std::int64_t n) {
     removed[r] += n;
@@ -195,7 +212,7 @@ Enumeration enumerate_candidates(const Problem& pb) {
             const int M = static_cast<int>(B / dp_mbs);
             for (Schedule sch : schedules) {
               for (int vpp : vpps_of(sch)) {
-                for (Recompute rc : recomputes) {
+                for (const auto& [rc, rnl] : rcs_of(vpp)) {
                   for (int sp : sps) {
                     for (int z : zeros) {
                       ++en.considered;
@@ -225,6 +242,7 @@ Enumeration enumerate_candidates(const Problem& pb) {
                       c.global_batch_size = B;
                       c.schedule = sch;
                       c.recompute = rc;
+                      c.recompute_num_layers = rnl;
                       c.sp = static_cast<std::uint8_t>(sp);
                       c.zero = static_cast<std::uint8_t>(z);
                       en.candidates.push_back(c);

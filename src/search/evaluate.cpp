@@ -39,6 +39,10 @@ struct Evaluator::Impl {
   ScheduleResult sim;
   std::vector<double> hop_s;  // per virtual-stage boundary
   PartitionProblem part_relaxed;
+  PartitionProblem part_budget;       // interleaved fallback with per-chunk budgets
+  PartialRecompute partial;           // partial recomputation of the current candidate
+  std::vector<int> stage_recomputed;  // per stage: layers recomputed (partial recomputation)
+  std::vector<double> chunk_need, dev_need;
   PartitionWorkspace relaxed_ws;
   // Memo of the time-optimal partition without a memory limit, keyed by what it
   // depends on (stage count, item times, per-stage p2p): consecutive candidates that
@@ -53,7 +57,7 @@ struct Evaluator::Impl {
   std::vector<int> bounds;
   // Per device accumulators.
   std::vector<double> dev_static, dev_transient, dev_params, dev_compute, dev_tp, dev_cp,
-      dev_window, dev_mem, dev_finish, dev_dp_exposed;
+      dev_window, dev_mem, dev_finish, dev_dp_exposed, dev_weight, dev_grad, dev_optim;
 
   Impl(const Problem& p, EvalOptions o) : pb(p), opt(o), links(effective_links(p.cluster)) {}
 };
@@ -76,20 +80,26 @@ void set_infeasible(Evaluation* e, Infeasible why) {
 }
 
 // Per-stage in-flight micro-batches k_σ (algorithms.md §1.1 "How memory enters",
-// §2.1 table, §4.3).
-double in_flight(Schedule s, int sigma, int P, int v, int M, double wkeep_ratio) {
+// §2.1 table, §4.3). `stage` is the virtual stage, chunk = stage / P, rank = stage mod P.
+double in_flight(Schedule s, int stage, int P, int v, int M, double wkeep_ratio) {
+  const int sigma = stage % P;
   switch (s) {
     case Schedule::kGPipe:
       return M;
     case Schedule::k1F1B:
       return std::min(P - sigma, M);
     case Schedule::kInterleaved1F1B: {
-      // Rank r holds (v−1)P + 2(P−r−1) + 1 chunk activations (SC21 §2.2.2; Megatron
-      // warm-up). The chunk chain cannot see a device's other chunks, so every
-      // chunk is charged rank 0's per-chunk share: a conservative heuristic,
-      // checked afterwards against the simulated per-device peak.
-      const double chunks = std::min<double>((v - 1) * P + 2 * (P - 1) + 1, double(M) * v);
-      return chunks / v;
+      // Rank r runs W = (v−1)P + 2(P−r−1) + 1 chunk forwards before its first backward
+      // (SC21 §2.2.2; Megatron's interleaved warm-up, schedules.py), the peak of its
+      // activations. Forward k belongs to chunk (k mod Pv) div P (Megatron's
+      // get_model_chunk_id), so chunk c holds full·P + clamp(rem − cP, 0, P) of them,
+      // at most M. The device peak itself comes from the simulated op order (place()).
+      const int c = stage / P;
+      const long long W =
+          std::min<long long>((v - 1LL) * P + 2LL * (P - sigma - 1) + 1, 1LL * M * v);
+      const long long full = W / (1LL * P * v), rem = W % (1LL * P * v);
+      const long long mine = full * P + std::clamp<long long>(rem - 1LL * c * P, 0, P);
+      return double(std::min<long long>(mine, M));
     }
     case Schedule::kZBH1:
       // (P−σ) full micro-batches + σ holding only the W state (§2.1, §4.3).
@@ -113,7 +123,8 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   Evaluation& e = *out;
   e.worst_rank = -1;
   e.needed_bytes = 0;
-  e.capacity_bytes = pb.gpu.memory_bytes;
+  e.headroom_bytes = pb.gpu.memory_headroom_bytes;
+  e.capacity_bytes = pb.gpu.memory_bytes - pb.gpu.memory_headroom_bytes;
 
   const int P = c.pp, v = c.vpp, M = c.num_microbatches;
   const int S = P * v;  // virtual stages
@@ -128,7 +139,32 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     return;
   }
 
-  const ChainCosts cc = chain_costs(pb, c, I.links);
+  // Partial recomputation (docs/memory.md): the items are costed without recomputation and
+  // each stage adds what recomputing r of its layers changes, r chosen by the partitioner.
+  const bool partial = c.recompute == Recompute::kFull && c.recompute_num_layers != 0 && v == 1;
+  Candidate base_c = c;
+  if (partial) base_c.recompute = Recompute::kNone;
+  const ChainCosts cc = chain_costs(pb, base_c, I.links);
+  PartialRecompute& prc = I.partial;
+  ItemCost delta;  // one layer recomputed in full minus the same layer without recomputation
+  I.stage_recomputed.assign(S, 0);
+  if (partial) {
+    Candidate full_c = c;
+    full_c.recompute_num_layers = 0;
+    const ItemCost full_layer = chain_costs(pb, full_c, I.links).layer;
+    delta.bwd_s = full_layer.bwd_s - cc.layer.bwd_s;
+    delta.compute_s = full_layer.compute_s - cc.layer.compute_s;
+    delta.tp_comm_s = full_layer.tp_comm_s - cc.layer.tp_comm_s;
+    delta.cp_comm_s = full_layer.cp_comm_s - cc.layer.cp_comm_s;
+    delta.act_bytes = cc.layer.act_bytes - full_layer.act_bytes;
+    delta.transient_bytes = full_layer.transient_bytes;
+    prc.recomputable.assign(static_cast<std::size_t>(n_items), 1);
+    prc.recomputable.front() = prc.recomputable.back() = 0;  // embedding, head
+    prc.save_bytes = delta.act_bytes;
+    prc.extra_time_s = delta.bwd_s;
+    prc.transient_bytes = delta.transient_bytes;
+    prc.per_stage = c.recompute_num_layers;
+  }
   const int ndom = pb.cluster.nvlink_domain_size;
   const double cap = cc.capacity_bytes;
 
@@ -166,7 +202,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   pp.extra_bytes.resize(S);
   pp.comm_s.resize(S);
   for (int s = 0; s < S; ++s) {
-    pp.in_flight[s] = in_flight(c.schedule, s % P, P, v, M, wkeep_ratio);
+    pp.in_flight[s] = in_flight(c.schedule, s, P, v, M, wkeep_ratio);
     // Interleaved: each of a device's v chunks gets 1/v of the device (heuristic).
     pp.extra_bytes[s] = cc.extra_bytes / v;
     double cs = 0;
@@ -221,6 +257,9 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     fill(I.dev_mem);
     fill(I.dev_finish);
     fill(I.dev_dp_exposed);
+    fill(I.dev_weight);
+    fill(I.dev_grad);
+    fill(I.dev_optim);
     si.kind = static_cast<ScheduleKind>(static_cast<int>(c.schedule));
     si.devices = P;
     si.chunks = v;
@@ -242,11 +281,22 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         si.act_bytes[s] += it.act_bytes;
         si.wkeep_bytes[s] += it.wkeep_bytes;
         I.dev_static[d] += it.static_bytes;
+        I.dev_weight[d] += it.weight_bytes;
+        I.dev_grad[d] += it.grad_bytes;
+        I.dev_optim[d] += it.optim_bytes;
         I.dev_params[d] += it.params;
         I.dev_transient[d] = std::max(I.dev_transient[d], it.transient_bytes);
         I.dev_compute[d] += it.compute_s;
         I.dev_tp[d] += it.tp_comm_s;
         I.dev_cp[d] += it.cp_comm_s;
+      }
+      if (const int r = I.stage_recomputed[s]; r > 0) {  // partial recomputation
+        si.bwd_s[s] += r * delta.bwd_s;
+        si.act_bytes[s] = std::max(0.0, si.act_bytes[s] - r * delta.act_bytes);
+        I.dev_transient[d] = std::max(I.dev_transient[d], delta.transient_bytes);
+        I.dev_compute[d] += r * delta.compute_s;
+        I.dev_tp[d] += r * delta.tp_comm_s;
+        I.dev_cp[d] += r * delta.cp_comm_s;
       }
       I.dev_window[d] += si.bwd_s[s] + si.wgt_s[s];
     }
@@ -280,9 +330,19 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     // answer (same value, and the latest cuts among all optima are also the latest
     // among the feasible ones), so the DP is skipped.
     const std::vector<int>& rb = relaxed_bounds();
-    if (!I.opt.reference_partitioner && evaluate_partition(pp, rb).feasible) {
-      bounds = rb;
-    } else if (const Partition& part = run_partitioner(pp); part.feasible) {
+    if ((!partial || c.recompute_num_layers < 0) && !I.opt.reference_partitioner &&
+        evaluate_partition(pp, rb).feasible) {
+      bounds = rb;  // partial, fewest that fit: nothing needs recomputing
+    } else if (partial && [&] {
+                 const PartialRecomputePartition pr = partition_partial_recompute(pp, prc);
+                 if (!pr.partition.feasible) return false;
+                 bounds = pr.partition.bounds;
+                 I.stage_recomputed = pr.recomputed;
+                 return true;
+               }()) {
+      // partial recomputation: bounds and per-stage counts set
+    } else if (const Partition& part = partial ? I.part_ref : run_partitioner(pp);
+               !partial && part.feasible) {
       bounds = part.bounds;
     } else {
       // Figures for the user: the time-optimal partition without a memory limit,
@@ -330,6 +390,40 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       if (ok) {
         bounds = part.bounds;
         ok = place(bounds, &peak, &peak_rank) && peak <= cap;
+      }
+      if (!ok) {
+        // Second try: instead of 1/v of the device per chunk, each chunk gets the device's
+        // capacity in proportion to what it needs in the time-optimal chain (a chunk that
+        // holds more in-flight micro-batches or the embedding gets more), as per-stage
+        // budgets (capacity − budget enters as the stage's reserve E_σ). The device
+        // memory is again checked on the simulated op order.
+        const std::vector<int>& rb = relaxed_bounds();
+        std::vector<double>& need = I.chunk_need;
+        need.assign(S, 0.0);
+        std::vector<double>& dev_need = I.dev_need;
+        dev_need.assign(P, 0.0);
+        for (int st = 0; st < S; ++st) {
+          double stat = 0, act = 0, tr = 0;
+          for (int i = rb[st]; i < rb[st + 1]; ++i) {
+            stat += pp.static_bytes[i];
+            act += pp.act_bytes[i];
+            tr = std::max(tr, pp.transient_bytes[i]);
+          }
+          need[st] = stat + pp.in_flight[st] * act + tr + pp.extra_bytes[st];
+          dev_need[st % P] += need[st];
+        }
+        PartitionProblem& budgeted = I.part_budget;
+        budgeted = pp;
+        budgeted.capacity_bytes = cap;
+        for (int st = 0; st < S; ++st) {
+          const double share = dev_need[st % P] > 0 ? need[st] / dev_need[st % P] : 1.0 / v;
+          budgeted.extra_bytes[st] = pp.extra_bytes[st] + cap * (1.0 - share);
+        }
+        const Partition& part2 = run_partitioner(budgeted);
+        if (part2.feasible) {
+          bounds = part2.bounds;
+          ok = place(bounds, &peak, &peak_rank) && peak <= cap;
+        }
       }
       if (!ok) {
         set_infeasible(&e, Infeasible::kMemory);
@@ -422,8 +516,15 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   const double n_gpu = c.gpus;
   const double peak_flops = pb.gpu.peak_flop_per_s;
   const double f_model = model_flops_per_step(pb.model, c.global_batch_size, tr.attention_flops);
-  const double f_hw =
-      f_model + recompute_flops_per_step(pb.model, c.global_batch_size, c.recompute);
+  double recomputed_share = 1.0;  // of the layers, for the recompute FLOPs of partial recompute
+  if (partial) {
+    int r = 0;
+    for (int x : I.stage_recomputed) r += x;
+    recomputed_share = double(r) / pb.model.layers;
+  }
+  const double f_hw = f_model + recomputed_share * recompute_flops_per_step(
+                                                       pb.model, c.global_batch_size, c.recompute,
+                                                       pb.training.selective_recompute);
   e.feasible = true;
   e.reason = Infeasible::kNone;
   e.iteration_time_s = t_iter;
@@ -458,7 +559,25 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       r.first_layer = bounds[s];
       r.last_layer = bounds[s + 1] - 1;
       r.time_s = si.fwd_s[s] + si.bwd_s[s] + si.wgt_s[s];
-      r.memory_gb = I.dev_mem[s % P] / 1e9;
+      const int d = s % P;
+      r.memory_gb = I.dev_mem[d] / 1e9;
+      // The breakdown of dev_mem (place()): static items, the simulated activation peak split
+      // into its W-state part and the rest, the largest transient and the workspace.
+      r.weights_gb = I.dev_weight[d] / 1e9;
+      r.gradients_gb = I.dev_grad[d] / 1e9;
+      r.optimizer_gb = I.dev_optim[d] / 1e9;
+      // (min: the two sums of the peak state may round differently when it holds only W state)
+      const double wstate = std::min(I.sim.peak_wkeep_bytes[d], I.sim.peak_act_bytes[d]);
+      r.wstate_gb = wstate / 1e9;
+      r.activations_gb = (I.sim.peak_act_bytes[d] - wstate) / 1e9;
+      r.transient_gb = I.dev_transient[d] / 1e9;
+      r.workspace_gb = cc.extra_bytes / 1e9;
+      r.recomputed_layers = partial
+                                ? I.stage_recomputed[s]
+                                : (c.recompute == Recompute::kFull
+                                       ? std::max(0, std::min(bounds[s + 1], pb.model.layers + 1) -
+                                                         std::max(bounds[s], 1))
+                                       : 0);
       e.stages.push_back(r);
     }
   }
@@ -474,8 +593,15 @@ std::string explain(const Evaluation& e) {
   char buf[256];
   switch (e.reason) {
     case Infeasible::kMemory:
-      std::snprintf(buf, sizeof buf, "pipeline rank %d needs %.1f GB, the GPU has %.0f GB",
-                    e.worst_rank, e.needed_bytes / 1e9, e.capacity_bytes / 1e9);
+      if (e.headroom_bytes > 0) {
+        std::snprintf(buf, sizeof buf,
+                      "pipeline rank %d needs %.1f GB, the GPU has %.0f GB less %.3g GB headroom",
+                      e.worst_rank, e.needed_bytes / 1e9,
+                      (e.capacity_bytes + e.headroom_bytes) / 1e9, e.headroom_bytes / 1e9);
+      } else {
+        std::snprintf(buf, sizeof buf, "pipeline rank %d needs %.1f GB, the GPU has %.0f GB",
+                      e.worst_rank, e.needed_bytes / 1e9, e.capacity_bytes / 1e9);
+      }
       return buf;
     case Infeasible::kTooFewLayers:
       return "more pipeline stages than layers to place";

@@ -47,6 +47,12 @@ void check_hardware(Checker& c) {
     c.add("gpu.memory_reserved_gb",
           "less than gpu.memory_gb (" + key_value(c.p, "gpu.memory_gb") + ")");
   }
+  if (g.memory_bytes > 0 && g.memory_headroom_bytes > 0 &&
+      g.memory_reserved_bytes + g.memory_headroom_bytes >= g.memory_bytes) {
+    c.add("gpu.memory_headroom_gb", "less than gpu.memory_gb minus gpu.memory_reserved_gb (" +
+                                        key_value(c.p, "gpu.memory_gb") + " - " +
+                                        key_value(c.p, "gpu.memory_reserved_gb") + ")");
+  }
   const ClusterSpec& k = c.p.cluster;
   const int dom = k.nvlink_domain_size;
   if (dom > 0 && k.gpus_per_node > 0 && dom % k.gpus_per_node != 0 && k.gpus_per_node % dom != 0) {

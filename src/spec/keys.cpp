@@ -301,6 +301,22 @@ std::vector<KeyDef> build_table() {
                        PPSEARCH_REF(bool, training.overlap_param_gather),
                        "distributed-optimizer parameter all-gather overlaps the forward pass "
                        "(Megatron --overlap-param-gather)"));
+  t.push_back(bool_key("training.grad_reduce_in_fp32",
+                       PPSEARCH_REF(bool, training.grad_reduce_in_fp32),
+                       "main gradients and their DP reduction in fp32 (Megatron's default for "
+                       "bf16) instead of bf16 (--grad-reduce-in-bf16); docs/memory.md"));
+  t.push_back(bool_key("training.cross_entropy_fusion",
+                       PPSEARCH_REF(bool, training.cross_entropy_fusion),
+                       "cross entropy computed in place on the bf16 logits (no fp32 logits copy, "
+                       "e.g. Transformer Engine's parallel cross entropy); docs/memory.md"));
+  t.push_back(enum_key(
+      "training.selective_recompute", {"core-attention", "per-op"},
+      [](const Problem& p) { return static_cast<int>(p.training.selective_recompute); },
+      [](Problem& p, int v) {
+        p.training.selective_recompute = static_cast<SelectiveRecompute>(v);
+      },
+      "what recompute = selective recomputes: core-attention (Megatron-LM, Korthikanti et al.) or "
+      "per-op (torchtitan: keeps every other matmul output and attention); docs/memory.md"));
 
   // ---- [gpu] ---------------------------------------------------------------
   t.push_back(string_key("gpu.name", PPSEARCH_REF(std::string, gpu.name), "GPU label, e.g. h200"));
@@ -351,6 +367,11 @@ std::vector<KeyDef> build_table() {
   t.push_back(within(float_key("gpu.comm_buffer_gb", PPSEARCH_REF(double, gpu.comm_buffer_bytes),
                                kGB, 0, false, "memory per NCCL communicator a rank belongs to"),
                      0, 100));
+  t.push_back(within(float_key("gpu.memory_headroom_gb",
+                               PPSEARCH_REF(double, gpu.memory_headroom_bytes), kGB, 0, false,
+                               "memory kept free on every GPU: a candidate fits when its peak is "
+                               "at most gpu.memory_gb minus this"),
+                     0, 1e4));
 
   // ---- [cluster] -----------------------------------------------------------
   t.push_back(string_key("cluster.name", PPSEARCH_REF(std::string, cluster.name),
@@ -442,6 +463,11 @@ std::vector<KeyDef> build_table() {
       "search.sp", {"off", "on"}, [](const Problem& p) { return p.search.sp; },
       [](Problem& p, const std::vector<int>& v) { p.search.sp = v; },
       "sequence parallelism (with TP)"));
+  t.push_back(int_list_key(
+      "search.recompute_num_layers", PPSEARCH_REF(std::vector<int>, search.recompute_num_layers), 0,
+      kMaxLayers, true,
+      "with recompute = full: layers recomputed per pipeline stage (Megatron --recompute-method "
+      "block --recompute-num-layers N); 0 = every layer; auto = per stage the fewest that fit"));
   t.push_back(int_list_key("search.zero", PPSEARCH_REF(std::vector<int>, search.zero), 0, 3, true,
                            "ZeRO stages: optimizer-state (1), gradient (2), parameter (3) "
                            "sharding over DP"));

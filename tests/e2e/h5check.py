@@ -63,6 +63,9 @@ ROW_FIELDS = {**{n: "int32" for n in DEGREES}, **{n: "enum" for n in ENUMS},
 STAGE_FIELDS = {"candidate": "int64", "stage": "int32", "pipeline_rank": "int32",
                 "first_layer": "int32", "last_layer": "int32", "time_s": "float64",
                 "memory_gb": "float64"}
+# Additions: memory_gb broken down (docs/memory.md); checked to sum to memory_gb when present.
+STAGE_BREAKDOWN = ["weights_gb", "gradients_gb", "optimizer_gb", "activations_gb", "wstate_gb",
+                   "transient_gb", "workspace_gb"]
 # Candidate key, the total order of ties (search/candidate.hpp candidate_key).
 KEY = ["gpus", "tp", "pp", "cp", "dp", "vpp", "mbs", "schedule", "recompute",
        "sequence_parallel", "zero_stage"]
@@ -254,6 +257,12 @@ def check_stages(ck, stages, rows, partition):
     for t in ("time_s", "memory_gb"):
         bad, cnt = first_bad(~np.isfinite(stages[t]) | (stages[t] < 0))
         ck.require(cnt == 0, f"/stages: {t} not finite and >= 0 in {cnt} rows, e.g. {bad}")
+    parts = [t for t in STAGE_BREAKDOWN if t in stages.dtype.names]
+    if parts:
+        total = sum(stages[t] for t in parts)
+        bad, cnt = first_bad(~np.isclose(total, stages["memory_gb"], rtol=1e-9, atol=1e-9))
+        ck.require(cnt == 0, f"/stages: {', '.join(parts)} do not add up to memory_gb in {cnt} "
+                   f"rows, e.g. {bad}")
     if not partition:
         return
     order = np.lexsort((stages["stage"], cand))

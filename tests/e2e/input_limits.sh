@@ -37,7 +37,7 @@ expect_usage "ppsearch: error: --set: gpu.peak_tflops = 1e-300: a number in [1, 
 expect_usage "ppsearch: error: --set: cluster.network_latency_us = 1e300: a number in [0, 1000]" \
   --gpus 64 --set cluster.network_latency_us=1e300
 # The sweep budget refuses before anything is built or written.
-expect_usage "ppsearch: error: (default): search.max_candidates = 500000: at least the sweep's 943047 candidates (results alone need about 3.0 GB); narrow the sweep (fix --tp, --pp, --cp, --mbs, --schedule or --recompute, or give a smaller --gpus range) or raise the limit with --max-candidates N" \
+expect_usage "ppsearch: error: (default): search.max_candidates = 500000: at least the sweep's 943047 candidates (results alone need about 7.7 GB); narrow the sweep (fix --tp, --pp, --cp, --mbs, --schedule or --recompute, or give a smaller --gpus range) or raise the limit with --max-candidates N" \
   --gpus 1:65536
 expect_rc 2 timeout "$T" "$PPSEARCH" --model llama3-405b --gpus 1:65536 --global-batch 1048576 \
   --mbs 1,2,4,8,16,32,64,128 --output out/r.h5

@@ -89,14 +89,17 @@ const std::vector<Member> kRowMembers = {
     ROW(optimizer_s, K::kF64),
     ROW(needed_memory_gb, K::kF64),
     ROW(worst_rank, K::kI32),
+    ROW(recompute_num_layers, K::kI32),
 };
 #undef ROW
 #define STAGE(m, k) \
   Member { #m, offsetof(StageRow, m), k }
 const std::vector<Member> kStageMembers = {
-    STAGE(candidate, K::kI64),   STAGE(stage, K::kI32),      STAGE(pipeline_rank, K::kI32),
-    STAGE(first_layer, K::kI32), STAGE(last_layer, K::kI32), STAGE(time_s, K::kF64),
-    STAGE(memory_gb, K::kF64),
+    STAGE(candidate, K::kI64),    STAGE(stage, K::kI32),          STAGE(pipeline_rank, K::kI32),
+    STAGE(first_layer, K::kI32),  STAGE(last_layer, K::kI32),     STAGE(time_s, K::kF64),
+    STAGE(memory_gb, K::kF64),    STAGE(weights_gb, K::kF64),     STAGE(gradients_gb, K::kF64),
+    STAGE(optimizer_gb, K::kF64), STAGE(activations_gb, K::kF64), STAGE(wstate_gb, K::kF64),
+    STAGE(transient_gb, K::kF64), STAGE(workspace_gb, K::kF64),   STAGE(recomputed_layers, K::kI64),
 };
 #undef STAGE
 
@@ -572,7 +575,7 @@ TEST_F(ResultWriterTest, IdenticalRowsGiveIdenticalBytes) {
     w->commit(other);
   }
   const auto ba = raw_bytes(a, "candidates");
-  ASSERT_EQ(ba.size(), clean.size() * 166u);  // 9*4 + 6*1 + 15*8 + 4 bytes per packed row
+  ASSERT_EQ(ba.size(), clean.size() * 170u);  // 9*4 + 6*1 + 15*8 + 2*4 bytes per packed row
   EXPECT_TRUE(ba == raw_bytes(b, "candidates"));
   EXPECT_TRUE(raw_bytes(a, "best") == raw_bytes(b, "best"));
   EXPECT_FALSE(raw_bytes(a, "candidates") == raw_bytes(a, "stages"));  // the helper can differ
@@ -778,7 +781,7 @@ TEST_F(ResultWriterTest, DestroyedWithoutCommitLeavesNothing) {
   {
     auto w = make_hdf5_result_writer(file, false);
     w->write_candidates({feasible_row(8, 2, 2, 2, 0.4)});
-    w->write_stages({StageRow{0, 0, 0, 0, 81, 1.0, 50.0}});
+    w->write_stages({StageRow{0, 0, 0, 0, 81, 1.0, 50.0, 0, 0, 0, 0, 0, 0, 50.0, 0}});
   }
   EXPECT_TRUE(listing().empty());
 }
@@ -1173,7 +1176,8 @@ Synthetic synthetic_result() {
       const int first = st * kItems / r.pp, last = (st + 1) * kItems / r.pp - 1;
       const double mem = 30.0 + st + (last - first);
       peak = std::max(peak, mem);
-      s.stages.push_back(StageRow{static_cast<std::int64_t>(i), st, st, first, last, 0.1, mem});
+      s.stages.push_back(StageRow{static_cast<std::int64_t>(i), st, st, first, last, 0.1, mem, 0, 0,
+                                  0, 0, 0, 0, mem, 0});
     }
     r.peak_memory_gb = peak;
     r.needed_memory_gb = peak;
@@ -1273,7 +1277,8 @@ TEST_F(H5CheckTest, RejectsFilesThatBreakTheContract) {
   }
   {
     Synthetic s = good;  // a stage row pointing at an infeasible candidate
-    s.stages.push_back(StageRow{static_cast<std::int64_t>(s.rows.size() - 1), 0, 0, 0, 7, 1, 1});
+    s.stages.push_back(StageRow{static_cast<std::int64_t>(s.rows.size() - 1), 0, 0, 0, 7, 1, 1, 0,
+                                0, 0, 0, 0, 0, 1, 0});
     cases.emplace_back("stage of infeasible", s);
   }
   {

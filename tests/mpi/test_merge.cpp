@@ -173,9 +173,11 @@ TEST(MergeRanked, EqualsOneGlobalSortOnRandomRows) {
           if (r.feasible) {
             ++feasible;
             for (const StageResult& st : all[i].second)
-              want_stages.push_back(StageRow{static_cast<std::int64_t>(i), st.stage,
-                                             st.pipeline_rank, st.first_layer, st.last_layer,
-                                             st.time_s, st.memory_gb});
+              want_stages.push_back(
+                  StageRow{static_cast<std::int64_t>(i), st.stage, st.pipeline_rank, st.first_layer,
+                           st.last_layer, st.time_s, st.memory_gb, st.weights_gb, st.gradients_gb,
+                           st.optimizer_gb, st.activations_gb, st.wstate_gb, st.transient_gb,
+                           st.workspace_gb, st.recomputed_layers});
           } else {
             ++by_reason[r.infeasible_reason];
             if (r.infeasible_reason == 1 &&
@@ -332,7 +334,9 @@ void serial_reference(const Problem& p, const std::vector<Candidate>& cands,
     rows->push_back(all[i].first);
     for (const StageResult& s : all[i].second)
       stages->push_back(StageRow{static_cast<std::int64_t>(i), s.stage, s.pipeline_rank,
-                                 s.first_layer, s.last_layer, s.time_s, s.memory_gb});
+                                 s.first_layer, s.last_layer, s.time_s, s.memory_gb, s.weights_gb,
+                                 s.gradients_gb, s.optimizer_gb, s.activations_gb, s.wstate_gb,
+                                 s.transient_gb, s.workspace_gb, s.recomputed_layers});
   }
 }
 

@@ -729,3 +729,149 @@ TEST(Partition, TransientOnLastItemOnlyAndEverywhereAgree) {
 
 }  // namespace
 }  // namespace ppsearch
+
+// ---- Partial recomputation per stage (partition_partial_recompute) ---------------------------
+namespace ppsearch {
+namespace {
+
+// Brute force: every composition of L items into S non-empty stages; per stage the count of
+// recomputed items is found by scanning r = 0, 1, ... (or fixed to min(N, n)), with the memory
+// written out directly.
+double brute_partial(const PartitionProblem& p, const PartialRecompute& rc, bool* feasible) {
+  const int L = static_cast<int>(p.time_s.size()), S = p.stages;
+  double best = std::numeric_limits<double>::infinity();
+  std::vector<int> cut(S + 1, 0);
+  std::function<void(int, int)> go = [&](int s, int start) {
+    if (s == S - 1) {
+      cut[S - 1] = start;
+      cut[S] = L;
+      double bottleneck = 0;
+      for (int st = 0; st < S; ++st) {
+        double stat = 0, act = 0, tr = 0, T = 0;
+        int n = 0;
+        for (int i = cut[st]; i < cut[st + 1]; ++i) {
+          stat += p.static_bytes[i];
+          act += p.act_bytes[i];
+          tr = std::max(tr, p.transient_bytes[i]);
+          T += p.time_s[i];
+          n += rc.recomputable[i] ? 1 : 0;
+        }
+        int chosen = -1;
+        const int lo = rc.per_stage >= 0 ? std::min(rc.per_stage, n) : 0;
+        const int hi = rc.per_stage >= 0 ? lo : n;
+        for (int r = lo; r <= hi && chosen < 0; ++r) {
+          const double t_r = r > 0 ? std::max(tr, rc.transient_bytes) : tr;
+          const double mem =
+              stat + p.in_flight[st] * (act - r * rc.save_bytes) + t_r + p.extra_bytes[st];
+          if (mem <= p.capacity_bytes * (1 + 1e-12)) chosen = r;
+        }
+        if (chosen < 0) return;
+        bottleneck = std::max(bottleneck, T + p.comm_s[st] + chosen * rc.extra_time_s);
+      }
+      best = std::min(best, bottleneck);
+      return;
+    }
+    cut[s] = start;
+    for (int next = start + 1; next <= L - (S - s - 1); ++next) go(s + 1, next);
+  };
+  go(0, 0);
+  *feasible = best < std::numeric_limits<double>::infinity();
+  return best;
+}
+
+TEST(Partition, PartialRecomputeMatchesBruteForce) {
+  std::mt19937 rng(20240411);
+  std::uniform_real_distribution<double> u(0.5, 1.5);
+  int feasible_seen = 0, recomputing_seen = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    const int L = 3 + static_cast<int>(rng() % 7), S = 1 + static_cast<int>(rng() % std::min(4, L));
+    PartitionProblem p;
+    p.stages = S;
+    PartialRecompute rc;
+    for (int i = 0; i < L; ++i) {
+      const bool layer = i > 0 && i < L - 1;  // embedding and head are not recomputed
+      p.time_s.push_back(u(rng));
+      p.static_bytes.push_back(u(rng) * 10);
+      p.act_bytes.push_back(layer ? 4.0 : u(rng));
+      p.transient_bytes.push_back(i == L - 1 ? u(rng) * 3 : 0.0);
+      rc.recomputable.push_back(layer ? 1 : 0);
+    }
+    for (int s = 0; s < S; ++s) {
+      p.in_flight.push_back(double(S - s));
+      p.extra_bytes.push_back(u(rng));
+      p.comm_s.push_back(0.1 * u(rng));
+    }
+    rc.save_bytes = 3.0;
+    rc.extra_time_s = 0.3 * u(rng);
+    rc.transient_bytes = 4.0 * u(rng);
+    rc.per_stage = trial % 3 == 0 ? static_cast<int>(rng() % 3) : -1;
+    // Capacity between "nothing recomputed fits" and "everything must be recomputed".
+    double total = 0;
+    for (int i = 0; i < L; ++i) total += p.static_bytes[i] + S * p.act_bytes[i];
+    p.capacity_bytes = total / S * (0.4 + 0.8 * u(rng) / 1.5);
+    bool want_feasible = false;
+    const double want = brute_partial(p, rc, &want_feasible);
+    const PartialRecomputePartition got = partition_partial_recompute(p, rc);
+    ASSERT_EQ(got.partition.feasible, want_feasible);
+    if (!want_feasible) continue;
+    ++feasible_seen;
+    EXPECT_NEAR(got.partition.bottleneck_s, want, 1e-9 * want);
+    // The reported partition and counts give that bottleneck and fit.
+    double bottleneck = 0;
+    for (int s = 0; s < S; ++s) {
+      const int r = got.recomputed[s];
+      recomputing_seen += r > 0;
+      double stat = 0, act = 0, tr = 0, T = 0;
+      int n = 0;
+      for (int i = got.partition.bounds[s]; i < got.partition.bounds[s + 1]; ++i) {
+        stat += p.static_bytes[i];
+        act += p.act_bytes[i];
+        tr = std::max(tr, p.transient_bytes[i]);
+        T += p.time_s[i];
+        n += rc.recomputable[i];
+      }
+      ASSERT_LE(r, n);
+      const double t_r = r > 0 ? std::max(tr, rc.transient_bytes) : tr;
+      EXPECT_LE(stat + p.in_flight[s] * (act - r * rc.save_bytes) + t_r + p.extra_bytes[s],
+                p.capacity_bytes * (1 + 1e-12));
+      bottleneck = std::max(bottleneck, T + p.comm_s[s] + r * rc.extra_time_s);
+    }
+    EXPECT_NEAR(bottleneck, got.partition.bottleneck_s, 1e-9 * bottleneck);
+  }
+  EXPECT_GT(feasible_seen, 50);
+  EXPECT_GT(recomputing_seen, 20);
+}
+
+TEST(Partition, PartialRecomputeWithNothingToRecomputeIsTheReferenceDp) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> u(0.5, 1.5);
+  for (int trial = 0; trial < 100; ++trial) {
+    const int L = 4 + static_cast<int>(rng() % 12), S = 1 + static_cast<int>(rng() % 4);
+    PartitionProblem p;
+    p.stages = S;
+    PartialRecompute rc;
+    for (int i = 0; i < L; ++i) {
+      p.time_s.push_back(u(rng));
+      p.static_bytes.push_back(u(rng));
+      p.act_bytes.push_back(u(rng));
+      p.transient_bytes.push_back(0.0);
+      rc.recomputable.push_back(0);
+    }
+    for (int s = 0; s < S; ++s) {
+      p.in_flight.push_back(double(S - s));
+      p.extra_bytes.push_back(0.1);
+      p.comm_s.push_back(0.0);
+    }
+    p.capacity_bytes = 2.0 * L / S * u(rng);
+    const Partition ref = partition_reference(p);
+    const PartialRecomputePartition got = partition_partial_recompute(p, rc);
+    ASSERT_EQ(got.partition.feasible, ref.feasible);
+    if (ref.feasible) {
+      EXPECT_NEAR(got.partition.bottleneck_s, ref.bottleneck_s, 1e-12);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ppsearch

@@ -19,31 +19,45 @@ struct ItemCost {
   double compute_s = 0;  // fwd + bwd + wgt without communication
   double tp_comm_s = 0;  // exposed TP communication in fwd + bwd
   double cp_comm_s = 0;  // exposed CP communication in fwd + bwd
-  // Memory (bytes).
-  double params = 0;           // parameters held on this GPU
-  double static_bytes = 0;     // weights + gradients + optimizer state under the ZeRO stage
+  // Memory (bytes), docs/memory.md.
+  double params = 0;           // parameters of this item per TP rank (before ZeRO sharding)
+  double weight_bytes = 0;     // bf16 weights held (sharded over DP·CP under ZeRO-3)
+  double grad_bytes = 0;       // main gradients held (fp32 or bf16; sharded under ZeRO-2/3)
+  double optim_bytes = 0;      // fp32 main weights + Adam m, v (+ fp32 grad copy for bf16 grads)
+  double static_bytes = 0;     // weight_bytes + grad_bytes + optim_bytes
   double act_bytes = 0;        // stored per in-flight micro-batch (× activation_overhead)
-  double wkeep_bytes = 0;      // held between B and W (zero-bubble), × activation_overhead
-  double transient_bytes = 0;  // peak transient while the item runs (× activation_overhead)
+  double wkeep_bytes = 0;      // held between B and W (zero-bubble): X and dY of its weight GEMMs
+  double transient_bytes = 0;  // peak transient while the item runs: activations
+                               // (× activation_overhead) + ZeRO-3 gathered weights and gradients
   double time_s() const { return fwd_s + bwd_s + wgt_s; }
 };
 
 struct ChainCosts {
   ItemCost embed, layer, head;
-  double boundary_bytes = 0;   // activation (and gradient) bytes per hop per GPU
-  double extra_bytes = 0;      // per-GPU reserve: CUDA context + NCCL communicator buffers
-  double capacity_bytes = 0;   // GPU memory
+  double boundary_bytes = 0;  // activation (and gradient) bytes per hop per GPU
+  double extra_bytes = 0;     // per-GPU workspace: CUDA context + library workspaces + NCCL buffers
+  double capacity_bytes = 0;  // usable GPU memory: gpu.memory_gb − gpu.memory_headroom_gb
   double bytes_per_param = 0;  // static bytes per parameter under the ZeRO stage
 };
 
 // Model FLOPs of one optimizer step (algorithms.md §3.1), under the convention
 // chosen by training.attention_flops; and the recompute FLOPs for HFU.
 double model_flops_per_step(const ModelSpec&, int global_batch, AttentionFlops);
-double recompute_flops_per_step(const ModelSpec&, int global_batch, Recompute);
+double recompute_flops_per_step(const ModelSpec&, int global_batch, Recompute,
+                                SelectiveRecompute = SelectiveRecompute::kCoreAttention);
 
 // Time of one dense GEMM [m×k]·[k×n] on the GPU (algorithms.md §3.3 (b)):
 // 2mnk / (η·peak·q_wave) + a fixed per-kernel overhead.
 double gemm_time(double m, double n, double k, const GpuSpec&);
+
+// Static bytes per parameter split into weights, gradients and optimizer state under a ZeRO
+// stage, `dr` = ranks sharing the optimizer state (DP × CP), fp32 or bf16 main gradients
+// (docs/memory.md "Static memory").
+struct StaticSplit {
+  double weight = 0, grad = 0, optim = 0;
+  double total() const { return weight + grad + optim; }
+};
+StaticSplit static_bytes_per_param(int zero, double dr, bool fp32_grads);
 
 ChainCosts chain_costs(const Problem&, const Candidate&, const Links&);
 

@@ -25,8 +25,9 @@ struct ResultRow {
   double iteration_time_s, mfu, hfu, tflops_per_gpu, tokens_per_s, bubble_fraction, peak_memory_gb;
   double compute_s, tp_comm_s, cp_comm_s, pp_comm_s, dp_comm_s;
   double pipeline_s, optimizer_s;
-  double needed_memory_gb;  // infeasible(memory): what the worst rank needs; else = peak
-  std::int32_t worst_rank;  // pipeline rank with the highest memory need
+  double needed_memory_gb;            // infeasible(memory): what the worst rank needs; else = peak
+  std::int32_t worst_rank;            // pipeline rank with the highest memory need
+  std::int32_t recompute_num_layers;  // with full recompute: 0 all, N block, -1 fewest per stage
 };
 
 // One row of /stages.
@@ -34,6 +35,10 @@ struct StageRow {
   std::int64_t candidate;  // row index into /candidates
   std::int32_t stage, pipeline_rank, first_layer, last_layer;
   double time_s, memory_gb;
+  // memory_gb broken down (docs/memory.md); the seven add up to memory_gb.
+  double weights_gb, gradients_gb, optimizer_gb, activations_gb, wstate_gb, transient_gb,
+      workspace_gb;
+  std::int64_t recomputed_layers;  // layers of the stage recomputed in full (64-bit: no padding)
 };
 
 // Root attributes.

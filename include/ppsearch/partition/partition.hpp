@@ -138,6 +138,33 @@ double stage_time(const PartitionProblem& problem, int stage, int first_item, in
 /// says whether every stage fits in memory. The bounds are copied into the result.
 Partition evaluate_partition(const PartitionProblem& problem, const std::vector<int>& bounds);
 
+/// Partial recomputation chosen per stage (Megatron-LM's --recompute-granularity full
+/// --recompute-method block --recompute-num-layers N, which recomputes the first N layers of
+/// each stage; with a per-stage count as in AdaPipe, Sun et al., ASPLOS'24). The items flagged
+/// `recomputable` are stored without recomputation in the problem's arrays; recomputing one of
+/// them saves `save_bytes` per in-flight micro-batch, costs `extra_time_s` per micro-batch, and
+/// needs `transient_bytes` while it runs its backward.
+struct PartialRecompute {
+  std::vector<unsigned char> recomputable;  ///< per item
+  double save_bytes = 0;
+  double extra_time_s = 0;
+  double transient_bytes = 0;
+  int per_stage = -1;  ///< N ≥ 0: exactly min(N, recomputable items) per stage; −1: as few as fit
+};
+
+/// Result of partition_partial_recompute(): the partition and the recomputed items per stage.
+struct PartialRecomputePartition {
+  Partition partition;
+  std::vector<int> recomputed;  ///< per stage
+};
+
+/// Exact O(L²·S) DP (as partition_reference) in which stage σ holding items [i, j) with n
+/// recomputable items recomputes r of them: r = min(N, n) for a fixed N, or the smallest r ≤ n
+/// for which Mem(σ, i, j) − r·k_σ·save + (r > 0 ? the transient raised to transient_bytes : 0)
+/// fits; its time is T(σ, i, j) + r·extra_time_s. Ties go to the latest start of each stage.
+PartialRecomputePartition partition_partial_recompute(const PartitionProblem& problem,
+                                                      const PartialRecompute& recompute);
+
 /// Throws std::invalid_argument unless the problem is well formed: stages ≥ 1, per-item vectors
 /// of equal length, per-stage vectors of length `stages`, every entry finite and ≥ 0, and
 /// capacity_bytes ≥ 0 (+infinity allowed). The partitioners call it themselves.

@@ -71,15 +71,16 @@ struct ScheduleInput {
 /// with a message in `error`; nothing is thrown.
 struct ScheduleResult {
   bool ok = false;
-  std::string error;                    ///< set only when ok is false
-  double time_s = 0;                    ///< makespan: the last op end over all devices
-  std::vector<double> busy_s;           ///< sum of op durations (transfer time excluded)
-  std::vector<double> peak_act_bytes;   ///< peak of the running activation-bytes sum, op order
-  std::vector<int> peak_in_flight;      ///< peak number of (micro-batch, chunk) activations
-                                        ///< held, i.e. forwards whose B (or fused BW) has not run
-  std::vector<double> last_grad_end_s;  ///< end time of the device's last B / W / fused BW op
-  double bubble_fraction = 0;           ///< mean over devices of (time_s − busy_s[d]) / time_s
-                                        ///< (0 when time_s is 0)
+  std::string error;                     ///< set only when ok is false
+  double time_s = 0;                     ///< makespan: the last op end over all devices
+  std::vector<double> busy_s;            ///< sum of op durations (transfer time excluded)
+  std::vector<double> peak_act_bytes;    ///< peak of the running activation-bytes sum, op order
+  std::vector<double> peak_wkeep_bytes;  ///< the W-state part of peak_act_bytes at that peak
+  std::vector<int> peak_in_flight;       ///< peak number of (micro-batch, chunk) activations
+                                         ///< held, i.e. forwards whose B (or fused BW) has not run
+  std::vector<double> last_grad_end_s;   ///< end time of the device's last B / W / fused BW op
+  double bubble_fraction = 0;            ///< mean over devices of (time_s − busy_s[d]) / time_s
+                                         ///< (0 when time_s is 0)
 };
 
 /// \brief Reusable state for simulate()/simulate_fast(): scratch buffers plus a cache of compiled

@@ -23,12 +23,16 @@ struct Candidate {
   Recompute recompute = Recompute::kNone;
   std::uint8_t sp = 0;    // sequence parallelism 0/1
   std::uint8_t zero = 0;  // ZeRO stage 0..3
+  // With recompute = full (docs/memory.md "Partial recomputation"): 0 = every layer; N > 0 =
+  // the first N layers of each stage (Megatron's --recompute-method block
+  // --recompute-num-layers N); −1 = per stage the fewest layers that make it fit.
+  std::int32_t recompute_num_layers = 0;
 };
 
 // Total order used as the tie-break everywhere (deterministic ranking).
 inline auto candidate_key(const Candidate& c) {
   return std::make_tuple(c.gpus, c.tp, c.pp, c.cp, c.dp, c.vpp, c.mbs, static_cast<int>(c.schedule),
-                         static_cast<int>(c.recompute), c.sp, c.zero);
+                         static_cast<int>(c.recompute), c.sp, c.zero, c.recompute_num_layers);
 }
 inline bool key_less(const Candidate& a, const Candidate& b) {
   return candidate_key(a) < candidate_key(b);
@@ -51,6 +55,15 @@ struct StageResult {
   std::int32_t last_layer = 0;   // inclusive
   double time_s = 0;             // forward + backward of one micro-batch
   double memory_gb = 0;          // peak on that pipeline rank
+  // What memory_gb is made of on that pipeline rank (docs/memory.md); they sum to memory_gb.
+  double weights_gb = 0;      // bf16 weights
+  double gradients_gb = 0;    // main gradients
+  double optimizer_gb = 0;    // fp32 main weights, Adam m and v (and the fp32 gradient copy)
+  double activations_gb = 0;  // stored activations of the in-flight micro-batches at the peak
+  double wstate_gb = 0;       // zero-bubble W state (X and dY) held at the peak
+  double transient_gb = 0;    // the largest transient of one item (logits, recompute, ZeRO-3)
+  double workspace_gb = 0;    // CUDA context, library workspaces, NCCL buffers
+  std::int32_t recomputed_layers = 0;  // layers of this stage recomputed in full
 };
 
 struct Evaluation {
@@ -59,7 +72,8 @@ struct Evaluation {
   // Figures behind a memory failure: which rank, how much it needs, the capacity.
   std::int32_t worst_rank = -1;
   double needed_bytes = 0;
-  double capacity_bytes = 0;
+  double capacity_bytes = 0;  // usable: gpu.memory_gb − gpu.memory_headroom_gb
+  double headroom_bytes = 0;  // gpu.memory_headroom_gb
 
   double iteration_time_s = std::numeric_limits<double>::quiet_NaN();
   double mfu = std::numeric_limits<double>::quiet_NaN();

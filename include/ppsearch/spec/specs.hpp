@@ -11,6 +11,10 @@ namespace ppsearch {
 
 enum class MlpKind : std::uint8_t { kSwiGLU, kGeLU };
 enum class AttentionFlops : std::uint8_t { kFull, kCausal };
+// What "selective" recomputation recomputes (docs/memory.md "Activations"): Megatron's core
+// attention (Korthikanti et al.), or torchtitan's per-op policy, which keeps the outputs of
+// every other matmul and of attention and recomputes the rest.
+enum class SelectiveRecompute : std::uint8_t { kCoreAttention = 0, kPerOp = 1 };
 enum class Recompute : std::uint8_t { kNone = 0, kSelective = 1, kFull = 2 };
 // Keep in step with schedule/schedule.hpp's ScheduleKind (same numeric values).
 enum class Schedule : std::uint8_t { kGPipe = 0, k1F1B = 1, kInterleaved1F1B = 2, kZBH1 = 3 };
@@ -44,6 +48,15 @@ struct TrainingSpec {
   AttentionFlops attention_flops = AttentionFlops::kFull;
   bool overlap_grad_reduce = true;   // Megatron --overlap-grad-reduce
   bool overlap_param_gather = true;  // Megatron --overlap-param-gather (distributed optimizer)
+  // Main gradients (the DP gradient buffer) in fp32 (Megatron's default for bf16:
+  // arguments.py sets accumulate_allreduce_grads_in_fp32 unless --grad-reduce-in-bf16)
+  // or in bf16 (NeMo/Megatron-Bridge performance recipes). docs/memory.md.
+  bool grad_reduce_in_fp32 = true;
+  // Cross entropy that overwrites the bf16 logits with their gradient in place (no fp32
+  // logits copy), e.g. Transformer Engine's parallel cross entropy; false = Megatron's
+  // vocab-parallel cross entropy, which keeps an fp32 copy. docs/memory.md.
+  bool cross_entropy_fusion = false;
+  SelectiveRecompute selective_recompute = SelectiveRecompute::kCoreAttention;
 };
 
 struct GpuSpec {
@@ -62,6 +75,7 @@ struct GpuSpec {
   double memory_reserved_bytes = 2e9;  // CUDA context + library workspaces
   double activation_overhead = 1.08;  // allocator fragmentation / temporaries factor on activations
   double comm_buffer_bytes = 0.7e9;   // per NCCL communicator
+  double memory_headroom_bytes = 0;  // kept free on every GPU: feasible when need ≤ memory − this
 };
 
 struct ClusterSpec {
@@ -88,8 +102,11 @@ struct SearchSpec {
   std::vector<int> tp, pp, cp, vpp, mbs;
   std::vector<Schedule> schedule;
   std::vector<Recompute> recompute;
-  std::vector<int> sp;                 // 0/1
-  std::vector<int> zero;               // 0..3
+  std::vector<int> sp;    // 0/1
+  std::vector<int> zero;  // 0..3
+  // With recompute = full: layers recomputed per stage, 0 = all (default); empty (auto) = per
+  // stage the fewest that fit (docs/memory.md "Partial recomputation").
+  std::vector<int> recompute_num_layers = {0};
   bool reference_partitioner = false;  // --partitioner reference
   bool full_simulation = false;  // simulate every micro-batch instead of the periodic fast path
   // Sweep budget (search.max_candidates): a sweep with more candidates stops with exit 2.
