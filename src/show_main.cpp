@@ -118,8 +118,12 @@ int run(const std::vector<std::string>& args) {
   std::cout << "# predicted: " << r.iteration_time_s << " s/step, peak memory " << r.peak_memory_gb
             << " GB\n";
   std::vector<std::pair<int, int>> st;
-  for (const StageRow& s : stored.stages) st.emplace_back(s.first_layer, s.last_layer);
-  const LaunchConfig lc = emit_launch_config(format, problem, r, st);
+  std::vector<std::int64_t> recomputed;
+  for (const StageRow& s : stored.stages) {
+    st.emplace_back(s.first_layer, s.last_layer);
+    recomputed.push_back(s.recomputed_layers);
+  }
+  const LaunchConfig lc = emit_launch_config(format, problem, r, st, recomputed);
   std::cout << lc.text;
   return lc.runnable ? 0 : kNotLaunchable;
 }

@@ -86,14 +86,19 @@ class Builder {
 };
 
 std::string row_summary(const ResultRow& r) {
-  char buf[256];
+  char buf[320];
   std::snprintf(buf, sizeof buf,
                 "%d GPUs: tp %d pp %d cp %d dp %d vpp %d mbs %d, %s, recompute %s, sp %s, zero %d",
                 r.gpus, r.tp, r.pp, r.cp, r.dp, r.vpp, r.mbs,
                 to_string(static_cast<Schedule>(r.schedule)),
                 to_string(static_cast<Recompute>(r.recompute)), r.sequence_parallel ? "on" : "off",
                 r.zero_stage);
-  return buf;
+  std::string s = buf;
+  if (static_cast<Recompute>(r.recompute) == Recompute::kFull && r.recompute_num_layers != 0)
+    s += r.recompute_num_layers > 0
+             ? " (recompute " + std::to_string(r.recompute_num_layers) + " layers a stage)"
+             : std::string(" (recompute layers chosen per stage)");
+  return s;
 }
 
 int layers_in(const std::pair<int, int>& st, int L) {
@@ -141,8 +146,50 @@ void common_header(Builder& b, const char* what, const ResultRow& r) {
   b.comment(std::string(what) + " for " + row_summary(r));
 }
 
+// Full recompute as Megatron's (method, num_layers): recompute_num_layers 0 = every layer
+// (uniform, 1 layer a chunk), N > 0 = the first N layers of each stage (block, N), -1 = a
+// count per stage (/stages recomputed_layers), which Megatron cannot express: block with the
+// largest count, more recompute than modelled on the other stages (docs/memory.md).
+struct FullRecompute {
+  std::string method = "uniform";
+  int layers = 1;
+  std::string approximation;  // empty: exact
+};
+
+FullRecompute full_recompute(const ResultRow& r, const std::vector<std::int64_t>& recomputed) {
+  FullRecompute f;
+  if (r.recompute_num_layers > 0) {
+    f.method = "block";
+    f.layers = r.recompute_num_layers;
+  } else if (r.recompute_num_layers < 0) {
+    std::int64_t most = 0;
+    bool differ = false;
+    for (std::int64_t n : recomputed) {
+      differ = differ || n != recomputed.front();
+      most = std::max(most, n);
+    }
+    if (recomputed.empty()) {
+      f.approximation =
+          "recompute_num_layers = -1 (a count per stage) without the /stages counts: "
+          "every layer is recomputed";
+    } else if (most == 0) {
+      f.method.clear();  // no stage recomputes anything: the figures of recompute = none
+    } else {
+      f.method = "block";
+      f.layers = static_cast<int>(most);
+      if (differ)
+        f.approximation =
+            "the per-stage recompute counts (/stages recomputed_layers) have no "
+            "Megatron form; every stage recomputes its first " +
+            std::to_string(most) + " layers (the most any stage needs)";
+    }
+  }
+  return f;
+}
+
 LaunchConfig megatron(const Problem& p, const ResultRow& r,
-                      const std::vector<std::pair<int, int>>& st) {
+                      const std::vector<std::pair<int, int>>& st,
+                      const std::vector<std::int64_t>& recomputed) {
   Builder b(LaunchFormat::kMegatron);
   common_header(b, "Megatron-LM pretrain_gpt.py arguments", r);
   b.comment("names pinned to NVIDIA/Megatron-LM d98e8a64 (2026-08-22), see docs/launch.md");
@@ -196,13 +243,15 @@ LaunchConfig megatron(const Problem& p, const ResultRow& r,
     case Recompute::kSelective:
       b.flag("--recompute-granularity", "selective");
       break;
-    case Recompute::kFull:
-      // ppsearch's full recompute: every layer recomputed from its input (uniform, 1 layer a
-      // chunk is Megatron's meaning of that).
+    case Recompute::kFull: {
+      const FullRecompute f = full_recompute(r, recomputed);
+      if (!f.approximation.empty()) b.approx(f.approximation);
+      if (f.method.empty()) break;
       b.flag("--recompute-granularity", "full");
-      b.flag("--recompute-method", "uniform");
-      b.flag("--recompute-num-layers", 1);
+      b.flag("--recompute-method", f.method);
+      b.flag("--recompute-num-layers", f.layers);
       break;
+    }
   }
   if (r.zero_stage == 1) b.flag("--use-distributed-optimizer");
   // The overlap the cost model assumes (evaluate.cpp: training.overlap_grad_reduce,
@@ -225,8 +274,8 @@ LaunchConfig megatron(const Problem& p, const ResultRow& r,
   return b.finish();
 }
 
-LaunchConfig nemo(const Problem& p, const ResultRow& r,
-                  const std::vector<std::pair<int, int>>& st) {
+LaunchConfig nemo(const Problem& p, const ResultRow& r, const std::vector<std::pair<int, int>>& st,
+                  const std::vector<std::int64_t>& recomputed) {
   Builder b(LaunchFormat::kNemo);
   common_header(b, "NeMo / Megatron-Bridge ConfigContainer overrides (key=value)", r);
   b.comment(
@@ -271,11 +320,18 @@ LaunchConfig nemo(const Problem& p, const ResultRow& r,
     case Recompute::kSelective:
       b.flag("model.recompute_granularity", "selective");
       break;
-    case Recompute::kFull:
+    case Recompute::kFull: {
+      const FullRecompute f = full_recompute(r, recomputed);
+      if (!f.approximation.empty()) b.approx(f.approximation);
+      if (f.method.empty()) {
+        b.flag("model.recompute_granularity", "null");
+        break;
+      }
       b.flag("model.recompute_granularity", "full");
-      b.flag("model.recompute_method", "uniform");
-      b.flag("model.recompute_num_layers", "1");
+      b.flag("model.recompute_method", f.method);
+      b.flag("model.recompute_num_layers", std::to_string(f.layers));
       break;
+    }
   }
   b.flag("train.micro_batch_size", std::to_string(r.mbs));
   b.flag("train.global_batch_size", std::to_string(r.global_batch_size));
@@ -402,6 +458,11 @@ LaunchConfig torchtitan(const Problem& p, const ResultRow& r,
           "Megatron's selective recompute (attention core only)");
       break;
     case Recompute::kFull:
+      if (r.recompute_num_layers != 0)
+        b.approx(
+            "torchtitan's full activation checkpointing covers every layer; ppsearch "
+            "modelled recomputing only some (recompute_num_layers = " +
+            std::to_string(r.recompute_num_layers) + "): slower, less memory than modelled");
       b.word("activation-checkpoint:full");
       break;
   }
@@ -411,12 +472,13 @@ LaunchConfig torchtitan(const Problem& p, const ResultRow& r,
 }  // namespace
 
 LaunchConfig emit_launch_config(LaunchFormat format, const Problem& problem, const ResultRow& row,
-                                const std::vector<std::pair<int, int>>& stages) {
+                                const std::vector<std::pair<int, int>>& stages,
+                                const std::vector<std::int64_t>& recomputed_layers) {
   switch (format) {
     case LaunchFormat::kMegatron:
-      return megatron(problem, row, stages);
+      return megatron(problem, row, stages, recomputed_layers);
     case LaunchFormat::kNemo:
-      return nemo(problem, row, stages);
+      return nemo(problem, row, stages, recomputed_layers);
     case LaunchFormat::kTorchtitan:
       return torchtitan(problem, row, stages);
   }

@@ -142,10 +142,16 @@ std::vector<std::pair<int, int>> stage_spans(const std::vector<StageRow>& stages
   return st;
 }
 
+std::vector<std::int64_t> stage_recomputed(const std::vector<StageRow>& stages) {
+  std::vector<std::int64_t> n;
+  for (const StageRow& s : stages) n.push_back(s.recomputed_layers);
+  return n;
+}
+
 void print_best_launch(std::ostream& os, const Problem& problem, const ResultRow& best,
                        const std::vector<StageRow>& stages) {
-  const LaunchConfig lc =
-      emit_launch_config(LaunchFormat::kMegatron, problem, best, stage_spans(stages));
+  const LaunchConfig lc = emit_launch_config(LaunchFormat::kMegatron, problem, best,
+                                             stage_spans(stages), stage_recomputed(stages));
   os << "\nbest configuration as Megatron-LM arguments (--emit megatron|nemo|torchtitan prints "
         "one alone):\n";
   std::istringstream in(lc.text);
@@ -156,7 +162,8 @@ void print_emitted(std::ostream& os, const Problem& problem, const RunRequest& r
                    const SearchOutput& out) {
   if (out.top.empty() || !out.top.front().feasible) return;
   if (!req.quiet) os << "\nbest configuration for " << to_string(req.emit_format) << ":\n";
-  os << emit_launch_config(req.emit_format, problem, out.top.front(), stage_spans(out.first_stages))
+  os << emit_launch_config(req.emit_format, problem, out.top.front(), stage_spans(out.first_stages),
+                           stage_recomputed(out.first_stages))
             .text;
 }
 

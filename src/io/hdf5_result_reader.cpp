@@ -169,6 +169,7 @@ StoredRow read_result_row(const std::string& path, std::int64_t index) {
       PPSEARCH_MEMBER(ResultRow, optimizer_s),
       PPSEARCH_MEMBER(ResultRow, needed_memory_gb),
       PPSEARCH_MEMBER(ResultRow, worst_rank),
+      PPSEARCH_MEMBER(ResultRow, recompute_num_layers),
   };
   Id rmem = memory_type(*ctype, sizeof(ResultRow), row_members, path, "/candidates");
   if (!read_rows(*cand, *rmem, static_cast<hsize_t>(index), 1, &out.row))

@@ -5,7 +5,7 @@ Usage: _emit_roundtrip.py FILE.h5 FORMAT K [PPSEARCH_ARGS...]
 For each row: `ppsearch-show FILE --row N --emit FORMAT`, then
   1. every flag/key name in the output is in the pinned list tests/emit/<format>.txt;
   2. the output is parsed back into ppsearch's exact-configuration options (--tp --pp --cp --vpp
-     --mbs --schedule --recompute --sp --zero --global-batch), that one configuration is run
+     --mbs --schedule --recompute --recompute-num-layers --sp --zero --global-batch), that one configuration is run
      (with PPSEARCH_ARGS, e.g. the model) and its row must equal row N: same degrees, same step
      time and peak memory.
 A row the framework cannot run (exit 5) must say NOT RUNNABLE and print no flag; it is counted.
@@ -60,7 +60,8 @@ def parse_megatron(lines):
     if "--pipeline-model-parallel-layout" in a:
         vpp = len(a["--pipeline-model-parallel-layout"].split("|")) // pp
     rec = a.get("--recompute-granularity", "none")
-    return dict(tp=a["--tensor-model-parallel-size"], pp=pp, cp=a["--context-parallel-size"], vpp=vpp,
+    rnl = int(a["--recompute-num-layers"]) if a.get("--recompute-method") == "block" else 0
+    return dict(tp=a["--tensor-model-parallel-size"], pp=pp, cp=a["--context-parallel-size"], vpp=vpp, rnl=rnl,
                 mbs=a["--micro-batch-size"], gb=a["--global-batch-size"],
                 schedule="interleaved-1f1b" if vpp > 1 else "1f1b", recompute=rec,
                 sp="on" if "--sequence-parallel" in a else "off",
@@ -78,7 +79,8 @@ def parse_nemo(lines):
     v = a["model.virtual_pipeline_model_parallel_size"]
     vpp = 1 if v == "null" else int(v)
     rec = a["model.recompute_granularity"]
-    return dict(tp=a["model.tensor_model_parallel_size"], pp=pp, cp=a["model.context_parallel_size"],
+    rnl = int(a["model.recompute_num_layers"]) if a.get("model.recompute_method") == "block" else 0
+    return dict(rnl=rnl, tp=a["model.tensor_model_parallel_size"], pp=pp, cp=a["model.context_parallel_size"],
                 vpp=vpp, mbs=a["train.micro_batch_size"], gb=a["train.global_batch_size"],
                 schedule="interleaved-1f1b" if vpp > 1 else "1f1b",
                 recompute="none" if rec == "null" else rec,
@@ -109,7 +111,7 @@ def parse_torchtitan(lines):
         schedule = {"GPipe": "gpipe", "1F1B": "1f1b", "Interleaved1F1B": "interleaved-1f1b"}[
             a["--parallelism.pipeline_parallel_schedule"]]
     ac = [t for t in toks if t.startswith("activation-checkpoint:")]
-    return dict(tp=tp, pp=pp, cp=a["--parallelism.context_parallel_degree"], vpp=vpp,
+    return dict(tp=tp, pp=pp, cp=a["--parallelism.context_parallel_degree"], vpp=vpp, rnl=0,
                 mbs=int(a["--training.num_tokens_per_microbatch_per_dp_rank"]) // seq,
                 gb=int(a["--training.num_tokens_per_train_step"]) // seq, schedule=schedule,
                 recompute=ac[0].split(":")[1],
@@ -140,6 +142,8 @@ for n in range(len(rows)):
             c["schedule"], "--recompute", c["recompute"], "--sp", c["sp"], "--zero", str(c["zero"]),
             "--global-batch", str(c["gb"]), "--output", f"rt_{fmt}_{n}.h5", "--overwrite",
             "--quiet"] + extra
+    if c["recompute"] == "full":
+        args += ["--recompute-num-layers", str(c["rnl"])]
     q = subprocess.run(args, capture_output=True, text=True)
     if q.returncode != 0:
         die(f"row {n}: {' '.join(args)} exit {q.returncode}: {q.stderr}")
@@ -149,7 +153,7 @@ for n in range(len(rows)):
         s = g["candidates"][0]
     for field in ("gpus", "tp", "pp", "cp", "dp", "vpp", "mbs", "num_microbatches",
                   "global_batch_size", "schedule", "recompute", "sequence_parallel", "zero_stage",
-                  "iteration_time_s", "peak_memory_gb"):
+                  "recompute_num_layers", "iteration_time_s", "peak_memory_gb"):
         if s[field] != r[field]:
             die(f"row {n}: {fmt} round trip changes {field}: {r[field]} -> {s[field]}\n{p.stdout}")
     launchable += 1

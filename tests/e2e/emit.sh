@@ -26,7 +26,10 @@ if grep -v '^#' out.txt | grep -q .; then bad "a refused row printed flags"; els
 expect_rc 0 "$PPSEARCH" --gpus 128 --zero 0,1 --output z01.h5 --overwrite --quiet
 expect_rc 0 "$PPSEARCH" --gpus 64 --zero 0 --recompute full --pp 4 --schedule 1f1b --sp off \
   --output full.h5 --overwrite --quiet
-for file in z01.h5 full.h5; do
+# Partial recompute: Megatron's block method, N layers a stage.
+expect_rc 0 "$PPSEARCH" --gpus 64 --zero 0 --recompute full --recompute-num-layers 2,4 --pp 4 \
+  --schedule 1f1b --output block.h5 --overwrite --quiet
+for file in z01.h5 full.h5 block.h5; do
   for f in megatron nemo; do
     expect_rc 0 "$PY" "$RT" $file $f 10
     grep -qx "$f: rows 10 launchable 10 refused 0" out.txt && ok "$f round trip, $file" ||

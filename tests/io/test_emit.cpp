@@ -197,6 +197,26 @@ TEST(Emit, SchedulesAFrameworkLacksAreRefused) {
   EXPECT_TRUE(emit_launch_config(LaunchFormat::kMegatron, p, pp1, {{0, 81}}).runnable);
 }
 
+TEST(Emit, PartialRecomputeIsMegatronsBlockMethod) {
+  const Problem p = llama70b();
+  auto r = row(4, 4, 1, 8, 1, 1, Schedule::k1F1B, Recompute::kFull, 1, 1);
+  r.recompute_num_layers = 3;
+  LaunchConfig lc = emit_launch_config(LaunchFormat::kMegatron, p, r, even(80, 4));
+  EXPECT_NE(lc.text.find("--recompute-method block \\\n--recompute-num-layers 3"),
+            std::string::npos)
+      << lc.text;
+  EXPECT_FALSE(lc.approximated);
+  // A count per stage: the largest, said to be approximated.
+  r.recompute_num_layers = -1;
+  lc = emit_launch_config(LaunchFormat::kMegatron, p, r, even(80, 4), {5, 2, 0, 0});
+  EXPECT_NE(lc.text.find("--recompute-num-layers 5"), std::string::npos) << lc.text;
+  EXPECT_TRUE(lc.approximated);
+  // No stage recomputes anything: no recompute flag at all.
+  lc = emit_launch_config(LaunchFormat::kNemo, p, r, even(80, 4), {0, 0, 0, 0});
+  EXPECT_NE(lc.text.find("model.recompute_granularity=null"), std::string::npos) << lc.text;
+  for (const std::string& n : lc.names) EXPECT_TRUE(pinned_for(LaunchFormat::kNemo).count(n)) << n;
+}
+
 TEST(Emit, FormatNames) {
   LaunchFormat f;
   EXPECT_TRUE(parse_launch_format("torchtitan", &f));

@@ -4,6 +4,7 @@
 // tests check every emitted name against tests/emit/*.txt, read from those versions' parsers.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,7 +36,10 @@ struct LaunchConfig {
 // `stages`: (first_layer, last_layer) per virtual stage in virtual-stage order (the /stages
 // rows of this candidate; items 0 = embedding, 1..L = layers, L+1 = head + loss). Empty when
 // unknown: a pipeline partition is then taken as Megatron's default even split and says so.
+// `recomputed_layers`: per stage, layers recomputed in full (/stages recomputed_layers); only
+// read for a row with recompute_num_layers = -1 (a count chosen per stage).
 LaunchConfig emit_launch_config(LaunchFormat format, const Problem& problem, const ResultRow& row,
-                                const std::vector<std::pair<int, int>>& stages);
+                                const std::vector<std::pair<int, int>>& stages,
+                                const std::vector<std::int64_t>& recomputed_layers = {});
 
 }  // namespace ppsearch

@@ -27,6 +27,8 @@ std::string megatron_first_last_flags(const std::vector<std::pair<int, int>>& st
 
 // (first_layer, last_layer) of each /stages row, in the rows' order (emit_launch_config's input).
 std::vector<std::pair<int, int>> stage_spans(const std::vector<StageRow>& stages);
+// recomputed_layers of each /stages row, in the rows' order.
+std::vector<std::int64_t> stage_recomputed(const std::vector<StageRow>& stages);
 
 // "best configuration as Megatron-LM arguments" and the emitted arguments (emit.hpp), indented.
 void print_best_launch(std::ostream& os, const Problem& problem, const ResultRow& best,
