@@ -217,6 +217,24 @@ TEST(Emit, PartialRecomputeIsMegatronsBlockMethod) {
   for (const std::string& n : lc.names) EXPECT_TRUE(pinned_for(LaunchFormat::kNemo).count(n)) << n;
 }
 
+TEST(Emit, TpCommOverlapOnlyWhenModelled) {
+  Problem p = llama70b();
+  const auto r = row(8, 1, 1, 16, 1, 1, Schedule::k1F1B, Recompute::kNone, 1, 1);
+  EXPECT_EQ(
+      emit_launch_config(LaunchFormat::kMegatron, p, r, {{0, 81}}).text.find("--tp-comm-overlap"),
+      std::string::npos);
+  p.cluster.tp_comm_overlap = 0.5;
+  for (LaunchFormat f : {LaunchFormat::kMegatron, LaunchFormat::kNemo, LaunchFormat::kTorchtitan}) {
+    const LaunchConfig lc = emit_launch_config(f, p, r, {{0, 81}});
+    for (const std::string& n : lc.names) EXPECT_TRUE(pinned_for(f).count(n)) << n;
+    if (f == LaunchFormat::kMegatron) {
+      EXPECT_NE(lc.text.find("--tp-comm-overlap"), std::string::npos) << lc.text;
+    } else {
+      EXPECT_TRUE(lc.approximated) << lc.text;
+    }
+  }
+}
+
 TEST(Emit, FormatNames) {
   LaunchFormat f;
   EXPECT_TRUE(parse_launch_format("torchtitan", &f));
