@@ -228,6 +228,7 @@ int run(Communicator& comm, int argc, char** argv, Activity& activity) {
       code = static_cast<int>(ExitCode::kOutput);
     }
     if (!req.quiet) print_report(std::cout, problem, req, en, out, meta);
+    if (req.emit) print_emitted(std::cout, problem, req, out);
     if (code == 0)
       code = explain_best(std::cout, std::cerr, problem, req, en, out, start.full_simulation);
     if (code == 0 && out.feasible == 0) {

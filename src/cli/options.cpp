@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "ppsearch/build_info.hpp"
+#include "ppsearch/cli/emit.hpp"
 #include "ppsearch/io/config_file.hpp"
 #include "ppsearch/io/presets.hpp"
 #include "ppsearch/io/result_writer.hpp"
@@ -117,7 +118,10 @@ po::options_description visible_options() {
   add("top", text("K"), "rows of the ranked table printed on stdout (default 10)");
   add("threads", text("N"),
       "OpenMP threads per MPI rank (default OMP_NUM_THREADS, else all cores of the rank)");
-  add("quiet", po::bool_switch(), "print nothing but errors");
+  add("quiet", po::bool_switch(), "print nothing but errors (and the --emit output)");
+  add("emit", text("FORMAT"),
+      "also print the best row's launch configuration: megatron, nemo or torchtitan "
+      "(docs/launch.md); with --quiet, only that");
   add("explain", po::bool_switch(),
       "explain the best row: per-rank time and memory, communication hidden and exposed, "
       "bubble, binding constraint, schedule Gantt (on by itself when one candidate is left)");
@@ -423,6 +427,14 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
     req.trace_path = text("trace");
     if (req.trace_path.empty())
       issues.push_back(ConfigIssue{"--trace", "", "", "a file name (FILE.json)"});
+  }
+  if (vm.count("emit") != 0U) {
+    if (parse_launch_format(trim(text("emit")), &req.emit_format)) {
+      req.emit = true;
+    } else {
+      issues.push_back(
+          ConfigIssue{"--emit", "", text("emit"), std::string("one of ") + kLaunchFormatNames});
+    }
   }
   if (vm.count("top") != 0U) {
     long long v = 0;

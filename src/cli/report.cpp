@@ -3,9 +3,11 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "ppsearch/cli/emit.hpp"
 #include "ppsearch/search/candidate.hpp"
 #include "ppsearch/search/explain.hpp"
 #include "ppsearch/search/sizing.hpp"
@@ -232,24 +234,9 @@ void print_report(std::ostream& os, const Problem& problem, const RunRequest& re
   if (folded_any)
     os << "same: further rows within 0.1 % in step time and memory, folded into the line (every "
           "row is in the results file)\n";
-  // The best partition, as Megatron-LM takes it.
-  if (!out.top.empty() && out.top.front().feasible) {
-    const ResultRow& b = out.top.front();
-    std::vector<std::pair<int, int>> st;
-    for (const StageRow& s : out.first_stages) {
-      st.emplace_back(s.first_layer, s.last_layer);
-    }
-    os << "\nbest partition (" << st.size() << " virtual stages):\n"
-       << "  --tensor-model-parallel-size " << b.tp << " --pipeline-model-parallel-size " << b.pp;
-    if (b.cp > 1) os << " --context-parallel-size " << b.cp;
-    if (b.vpp > 1) os << " --num-virtual-stages-per-pipeline-rank " << b.vpp;
-    os << " --micro-batch-size " << b.mbs << " --global-batch-size " << b.global_batch_size << "\n";
-    if (b.pp > 1 || b.vpp > 1)
-      os << "  --pipeline-model-parallel-layout \"" << megatron_layout(st, problem.model.layers)
-         << "\"\n";
-    const std::string fl = megatron_first_last_flags(st, problem.model.layers, b.vpp);
-    if (!fl.empty() && b.pp > 1) os << "  or: " << fl << "\n";
-  }
+  // The best row as Megatron-LM takes it: every flag the row depends on (emit.hpp).
+  if (!out.top.empty() && out.top.front().feasible)
+    print_best_launch(os, problem, out.top.front(), out.first_stages);
   print_sizing(os, problem, out);
   if (!out.best.empty() && out.best.size() > 1) {
     os << "\nbest per GPU count:\n";
@@ -276,6 +263,37 @@ void print_report(std::ostream& os, const Problem& problem, const RunRequest& re
     print_fastest_cheapest(os, problem, out);
   }
   os << "\nresults: " << req.output_path << "\n";
+}
+
+std::vector<std::pair<int, int>> stage_spans(const std::vector<StageRow>& stages) {
+  std::vector<std::pair<int, int>> st;
+  for (const StageRow& s : stages) st.emplace_back(s.first_layer, s.last_layer);
+  return st;
+}
+
+std::vector<std::int64_t> stage_recomputed(const std::vector<StageRow>& stages) {
+  std::vector<std::int64_t> n;
+  for (const StageRow& s : stages) n.push_back(s.recomputed_layers);
+  return n;
+}
+
+void print_best_launch(std::ostream& os, const Problem& problem, const ResultRow& best,
+                       const std::vector<StageRow>& stages) {
+  const LaunchConfig lc = emit_launch_config(LaunchFormat::kMegatron, problem, best,
+                                             stage_spans(stages), stage_recomputed(stages));
+  os << "\nbest configuration as Megatron-LM arguments (--emit megatron|nemo|torchtitan prints "
+        "one alone):\n";
+  std::istringstream in(lc.text);
+  for (std::string line; std::getline(in, line);) os << "  " << line << "\n";
+}
+
+void print_emitted(std::ostream& os, const Problem& problem, const RunRequest& req,
+                   const SearchOutput& out) {
+  if (out.top.empty() || !out.top.front().feasible) return;
+  if (!req.quiet) os << "\nbest configuration for " << to_string(req.emit_format) << ":\n";
+  os << emit_launch_config(req.emit_format, problem, out.top.front(), stage_spans(out.first_stages),
+                           stage_recomputed(out.first_stages))
+            .text;
 }
 
 void print_no_feasible(std::ostream& os, const Enumeration& en, const SearchOutput& out) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ppsearch/cli/emit.hpp"
 #include "ppsearch/spec/specs.hpp"
 #include "ppsearch/util/error.hpp"
 
@@ -30,6 +31,8 @@ struct RunRequest {
   bool explain = false;         ///< --explain: explain the best row (docs/explain.md)
   bool gantt = false;           ///< --gantt: text Gantt of the best row's schedule
   std::string trace_path;       ///< --trace FILE.json: Chrome-trace JSON of that schedule
+  bool emit = false;            ///< --emit given: print the best row's launch configuration
+  LaunchFormat emit_format = LaunchFormat::kMegatron;  ///< --emit FORMAT
 };
 
 /// \brief The result of parsing: either a run (`run` true, `request` filled) or an

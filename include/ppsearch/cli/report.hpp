@@ -25,6 +25,20 @@ std::string megatron_layout(const std::vector<std::pair<int, int>>& stages, int 
 std::string megatron_first_last_flags(const std::vector<std::pair<int, int>>& stages, int layers,
                                       int vpp);
 
+// (first_layer, last_layer) of each /stages row, in the rows' order (emit_launch_config's input).
+std::vector<std::pair<int, int>> stage_spans(const std::vector<StageRow>& stages);
+// recomputed_layers of each /stages row, in the rows' order.
+std::vector<std::int64_t> stage_recomputed(const std::vector<StageRow>& stages);
+
+// "best configuration as Megatron-LM arguments" and the emitted arguments (emit.hpp), indented.
+void print_best_launch(std::ostream& os, const Problem& problem, const ResultRow& best,
+                       const std::vector<StageRow>& stages);
+
+// --emit: the best row's launch configuration in req.emit_format (after the report, or alone
+// with --quiet); nothing when no row is feasible.
+void print_emitted(std::ostream& os, const Problem& problem, const RunRequest& req,
+                   const SearchOutput& out);
+
 std::string rule_summary(const Enumeration& en);  // "rule=removed;..." in rule order
 std::string reason_summary(const SearchOutput& out);
 

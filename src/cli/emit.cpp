@@ -1,0 +1,488 @@
+// Launch configurations for one result row (docs/launch.md). Names pinned to:
+//   Megatron-LM   d98e8a64 (2026-08-22) megatron/training/arguments.py
+//   Megatron-Bridge 067f987d (2026-08-22) src/megatron/bridge/training/config.py (ConfigContainer)
+//   torchtitan    b5bcd76c (2026-08-21) torchtitan/config/configs.py,
+//                 torchtitan/distributed/activation_checkpoint.py
+// tests/emit/*.txt hold the accepted names read from those files; tests/cli/test_emit.cpp checks
+// every name emitted here against them.
+#include "ppsearch/cli/emit.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "ppsearch/cli/report.hpp"
+
+namespace ppsearch {
+
+const char* to_string(LaunchFormat f) {
+  switch (f) {
+    case LaunchFormat::kMegatron:
+      return "megatron";
+    case LaunchFormat::kNemo:
+      return "nemo";
+    case LaunchFormat::kTorchtitan:
+      return "torchtitan";
+  }
+  return "?";
+}
+
+bool parse_launch_format(const std::string& text, LaunchFormat* out) {
+  for (LaunchFormat f : {LaunchFormat::kMegatron, LaunchFormat::kNemo, LaunchFormat::kTorchtitan})
+    if (text == to_string(f)) {
+      *out = f;
+      return true;
+    }
+  return false;
+}
+
+namespace {
+
+// Builds the text: comment lines first, then flag lines.
+class Builder {
+ public:
+  explicit Builder(LaunchFormat f) : format_(f) {}
+  void comment(const std::string& s) { comments_.push_back("# " + s); }
+  void approx(const std::string& s) {
+    out_.approximated = true;
+    comment("approximated: " + s);
+  }
+  void refuse(const std::string& s) {
+    out_.runnable = false;
+    comment("NOT RUNNABLE: " + s);
+  }
+  // A flag without a value (Megatron-LM store_true) or with one.
+  void flag(const std::string& name, const std::string& value = "") {
+    out_.names.push_back(name);
+    if (format_ == LaunchFormat::kNemo)
+      lines_.push_back(name + "=" + value);
+    else
+      lines_.push_back(value.empty() ? name : name + " " + value);
+  }
+  void flag(const std::string& name, long long value) { flag(name, std::to_string(value)); }
+  // A torchtitan tyro subcommand ("activation-checkpoint:full"): a name without a value.
+  void word(const std::string& w) {
+    out_.names.push_back(w);
+    lines_.push_back(w);
+  }
+  LaunchConfig finish() {
+    std::string t;
+    for (const auto& c : comments_) t += c + "\n";
+    if (out_.runnable) {
+      const bool shell = format_ != LaunchFormat::kNemo;
+      for (std::size_t i = 0; i < lines_.size(); ++i)
+        t += lines_[i] + (shell && i + 1 < lines_.size() ? " \\\n" : "\n");
+    } else {
+      out_.names.clear();  // nothing that would start a different job
+    }
+    out_.text = t;
+    return out_;
+  }
+
+ private:
+  LaunchFormat format_;
+  LaunchConfig out_;
+  std::vector<std::string> comments_, lines_;
+};
+
+std::string row_summary(const ResultRow& r) {
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "%d GPUs: tp %d pp %d cp %d dp %d vpp %d mbs %d, %s, recompute %s, sp %s, zero %d",
+                r.gpus, r.tp, r.pp, r.cp, r.dp, r.vpp, r.mbs,
+                to_string(static_cast<Schedule>(r.schedule)),
+                to_string(static_cast<Recompute>(r.recompute)), r.sequence_parallel ? "on" : "off",
+                r.zero_stage);
+  std::string s = buf;
+  if (static_cast<Recompute>(r.recompute) == Recompute::kFull && r.recompute_num_layers != 0)
+    s += r.recompute_num_layers > 0
+             ? " (recompute " + std::to_string(r.recompute_num_layers) + " layers a stage)"
+             : std::string(" (recompute layers chosen per stage)");
+  return s;
+}
+
+int layers_in(const std::pair<int, int>& st, int L) {
+  const int lo = std::max(st.first, 1), hi = std::min(st.second, L);
+  return hi >= lo ? hi - lo + 1 : 0;
+}
+
+// Megatron's default split: every virtual stage has L / (pp·vpp) layers, the embedding on the
+// first and the head on the last (arguments.py: num_layers % pp == 0, then / vpp).
+bool even_split(const std::vector<std::pair<int, int>>& st, int L, int stages) {
+  if (st.empty()) return true;
+  if (static_cast<int>(st.size()) != stages || L % stages != 0) return false;
+  for (const auto& s : st)
+    if (layers_in(s, L) != L / stages) return false;
+  return st.front().first == 0 && st.back().second == L + 1;
+}
+
+bool pipelined(const ResultRow& r) { return r.pp > 1; }
+Schedule schedule_of(const ResultRow& r) { return static_cast<Schedule>(r.schedule); }
+Recompute recompute_of(const ResultRow& r) { return static_cast<Recompute>(r.recompute); }
+const char* tf(bool b) { return b ? "true" : "false"; }
+
+// Schedules the Megatron-LM engine (Megatron-LM and Megatron-Bridge) runs: with pp > 1, 1F1B
+// (vpp 1) and interleaved 1F1B (vpp > 1) only (megatron/core/pipeline_parallel/schedules.py).
+bool megatron_schedule_ok(const ResultRow& r, std::string* why) {
+  if (!pipelined(r)) return true;
+  const Schedule s = schedule_of(r);
+  if (s == Schedule::k1F1B && r.vpp == 1) return true;
+  if (s == Schedule::kInterleaved1F1B && r.vpp > 1) return true;
+  *why = std::string("Megatron-LM has no ") + to_string(s) +
+         " pipeline schedule (it runs 1F1B, or interleaved 1F1B with vpp > 1)";
+  return false;
+}
+
+void megatron_zero_refusal(Builder& b, const ResultRow& r) {
+  b.refuse("ZeRO stage " + std::to_string(r.zero_stage) +
+           " has no Megatron-LM flag as ppsearch models it (--use-distributed-optimizer is "
+           "ZeRO-1). Run this row with torchtitan (FSDP): ppsearch --emit torchtitan. "
+           "Megatron-FSDP (--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads" +
+           std::string(r.zero_stage == 3 ? "_params" : "") +
+           ") is not emitted: its cost is not what ppsearch modelled");
+}
+
+void common_header(Builder& b, const char* what, const ResultRow& r) {
+  b.comment(std::string(what) + " for " + row_summary(r));
+}
+
+// Full recompute as Megatron's (method, num_layers): recompute_num_layers 0 = every layer
+// (uniform, 1 layer a chunk), N > 0 = the first N layers of each stage (block, N), -1 = a
+// count per stage (/stages recomputed_layers), which Megatron cannot express: block with the
+// largest count, more recompute than modelled on the other stages (docs/memory.md).
+struct FullRecompute {
+  std::string method = "uniform";
+  int layers = 1;
+  std::string approximation;  // empty: exact
+};
+
+FullRecompute full_recompute(const ResultRow& r, const std::vector<std::int64_t>& recomputed) {
+  FullRecompute f;
+  if (r.recompute_num_layers > 0) {
+    f.method = "block";
+    f.layers = r.recompute_num_layers;
+  } else if (r.recompute_num_layers < 0) {
+    std::int64_t most = 0;
+    bool differ = false;
+    for (std::int64_t n : recomputed) {
+      differ = differ || n != recomputed.front();
+      most = std::max(most, n);
+    }
+    if (recomputed.empty()) {
+      f.approximation =
+          "recompute_num_layers = -1 (a count per stage) without the /stages counts: "
+          "every layer is recomputed";
+    } else if (most == 0) {
+      f.method.clear();  // no stage recomputes anything: the figures of recompute = none
+    } else {
+      f.method = "block";
+      f.layers = static_cast<int>(most);
+      if (differ)
+        f.approximation =
+            "the per-stage recompute counts (/stages recomputed_layers) have no "
+            "Megatron form; every stage recomputes its first " +
+            std::to_string(most) + " layers (the most any stage needs)";
+    }
+  }
+  return f;
+}
+
+LaunchConfig megatron(const Problem& p, const ResultRow& r,
+                      const std::vector<std::pair<int, int>>& st,
+                      const std::vector<std::int64_t>& recomputed) {
+  Builder b(LaunchFormat::kMegatron);
+  common_header(b, "Megatron-LM pretrain_gpt.py arguments", r);
+  b.comment("names pinned to NVIDIA/Megatron-LM d98e8a64 (2026-08-22), see docs/launch.md");
+  std::string why;
+  if (r.zero_stage >= 2) {
+    megatron_zero_refusal(b, r);
+    return b.finish();
+  }
+  if (!megatron_schedule_ok(r, &why)) {
+    b.refuse(why + "; ppsearch --schedule 1f1b,interleaved-1f1b finds rows Megatron-LM can run");
+    return b.finish();
+  }
+  const ModelSpec& m = p.model;
+  b.comment("start on " + std::to_string(r.gpus) + " GPUs (world size = tp*pp*cp*dp; dp " +
+            std::to_string(r.dp) + " follows); data, tokenizer (vocab " +
+            std::to_string(m.vocab_size) +
+            "), normalization, position embedding and optimizer settings are yours to add");
+  b.flag("--num-layers", m.layers);
+  b.flag("--hidden-size", m.hidden_size);
+  b.flag("--ffn-hidden-size", m.ffn_hidden_size);
+  b.flag("--num-attention-heads", m.attention_heads);
+  if (m.kv_heads != m.attention_heads) {
+    b.flag("--group-query-attention");
+    b.flag("--num-query-groups", m.kv_heads);
+  }
+  if (m.head_dim * m.attention_heads != m.hidden_size) b.flag("--kv-channels", m.head_dim);
+  b.flag("--seq-length", m.seq_length);
+  b.flag("--max-position-embeddings", m.seq_length);
+  if (m.mlp == MlpKind::kSwiGLU) b.flag("--swiglu");
+  if (!m.tied_embeddings) b.flag("--untie-embeddings-and-output-weights");
+  b.flag("--bf16");  // training.precision allows bf16 only
+  b.flag("--tensor-model-parallel-size", r.tp);
+  b.flag("--pipeline-model-parallel-size", r.pp);
+  b.flag("--context-parallel-size", r.cp);
+  if (r.sequence_parallel && r.tp > 1) b.flag("--sequence-parallel");
+  const int stages = r.pp * r.vpp;
+  if (pipelined(r)) {
+    if (even_split(st, m.layers, stages)) {
+      if (r.vpp > 1) b.flag("--num-virtual-stages-per-pipeline-rank", r.vpp);
+      if (st.empty()) b.comment("partition not given: Megatron's even split is assumed");
+    } else {
+      // Any partition, interleaved or not; Megatron derives the vpp size from it.
+      b.flag("--pipeline-model-parallel-layout", "\"" + megatron_layout(st, m.layers) + "\"");
+    }
+  }
+  b.flag("--micro-batch-size", r.mbs);
+  b.flag("--global-batch-size", r.global_batch_size);
+  switch (recompute_of(r)) {
+    case Recompute::kNone:
+      break;
+    case Recompute::kSelective:
+      b.flag("--recompute-granularity", "selective");
+      break;
+    case Recompute::kFull: {
+      const FullRecompute f = full_recompute(r, recomputed);
+      if (!f.approximation.empty()) b.approx(f.approximation);
+      if (f.method.empty()) break;
+      b.flag("--recompute-granularity", "full");
+      b.flag("--recompute-method", f.method);
+      b.flag("--recompute-num-layers", f.layers);
+      break;
+    }
+  }
+  if (r.zero_stage == 1) b.flag("--use-distributed-optimizer");
+  // The overlap the cost model assumes (evaluate.cpp: training.overlap_grad_reduce,
+  // training.overlap_param_gather; items.cpp: cluster.tp_comm_overlap).
+  if (r.dp > 1 && p.training.overlap_grad_reduce) b.flag("--overlap-grad-reduce");
+  if (r.dp > 1 && r.zero_stage == 1 && p.training.overlap_param_gather)
+    b.flag("--overlap-param-gather");
+  if (r.tp > 1 && p.cluster.tp_comm_overlap > 0) {
+    if (r.sequence_parallel) {
+      b.flag("--tp-comm-overlap");
+      b.comment("--tp-comm-overlap: cluster.tp_comm_overlap = " +
+                std::to_string(p.cluster.tp_comm_overlap) +
+                " of TP communication is modelled as hidden; needs Transformer Engine");
+    } else {
+      b.approx(
+          "cluster.tp_comm_overlap > 0 is modelled, but Megatron's --tp-comm-overlap needs "
+          "--sequence-parallel; without it the TP communication is not hidden");
+    }
+  }
+  return b.finish();
+}
+
+LaunchConfig nemo(const Problem& p, const ResultRow& r, const std::vector<std::pair<int, int>>& st,
+                  const std::vector<std::int64_t>& recomputed) {
+  Builder b(LaunchFormat::kNemo);
+  common_header(b, "NeMo / Megatron-Bridge ConfigContainer overrides (key=value)", r);
+  b.comment(
+      "names pinned to NVIDIA-NeMo/Megatron-Bridge 067f987d (2026-08-22), see "
+      "docs/launch.md");
+  std::string why;
+  if (r.zero_stage >= 2) {
+    megatron_zero_refusal(b, r);
+    return b.finish();
+  }
+  if (!megatron_schedule_ok(r, &why)) {
+    b.refuse(why + " (Megatron-Bridge uses the same engine)");
+    return b.finish();
+  }
+  const ModelSpec& m = p.model;
+  b.comment("start on " + std::to_string(r.gpus) + " GPUs; data-parallel size " +
+            std::to_string(r.dp) + " follows from the world size");
+  if (m.mlp == MlpKind::kSwiGLU)
+    b.comment("SwiGLU: gated_linear_unit=true with the recipe's activation_func (silu)");
+  b.flag("model.num_layers", std::to_string(m.layers));
+  b.flag("model.hidden_size", std::to_string(m.hidden_size));
+  b.flag("model.ffn_hidden_size", std::to_string(m.ffn_hidden_size));
+  b.flag("model.num_attention_heads", std::to_string(m.attention_heads));
+  b.flag("model.num_query_groups", std::to_string(m.kv_heads));
+  b.flag("model.kv_channels", std::to_string(m.head_dim));
+  b.flag("model.seq_length", std::to_string(m.seq_length));
+  b.flag("model.gated_linear_unit", tf(m.mlp == MlpKind::kSwiGLU));
+  b.flag("model.share_embeddings_and_output_weights", tf(m.tied_embeddings));
+  b.flag("model.bf16", "true");
+  b.flag("model.tensor_model_parallel_size", std::to_string(r.tp));
+  b.flag("model.pipeline_model_parallel_size", std::to_string(r.pp));
+  b.flag("model.virtual_pipeline_model_parallel_size",
+         r.vpp > 1 ? std::to_string(r.vpp) : std::string("null"));
+  if (pipelined(r) && !even_split(st, m.layers, r.pp * r.vpp))
+    b.flag("model.pipeline_model_parallel_layout", "\"" + megatron_layout(st, m.layers) + "\"");
+  b.flag("model.context_parallel_size", std::to_string(r.cp));
+  b.flag("model.sequence_parallel", tf(r.sequence_parallel && r.tp > 1));
+  switch (recompute_of(r)) {
+    case Recompute::kNone:
+      b.flag("model.recompute_granularity", "null");
+      break;
+    case Recompute::kSelective:
+      b.flag("model.recompute_granularity", "selective");
+      break;
+    case Recompute::kFull: {
+      const FullRecompute f = full_recompute(r, recomputed);
+      if (!f.approximation.empty()) b.approx(f.approximation);
+      if (f.method.empty()) {
+        b.flag("model.recompute_granularity", "null");
+        break;
+      }
+      b.flag("model.recompute_granularity", "full");
+      b.flag("model.recompute_method", f.method);
+      b.flag("model.recompute_num_layers", std::to_string(f.layers));
+      break;
+    }
+  }
+  b.flag("train.micro_batch_size", std::to_string(r.mbs));
+  b.flag("train.global_batch_size", std::to_string(r.global_batch_size));
+  b.flag("dataset.seq_length", std::to_string(m.seq_length));
+  b.flag("optimizer.use_distributed_optimizer", tf(r.zero_stage == 1));
+  b.flag("ddp.use_distributed_optimizer", tf(r.zero_stage == 1));
+  b.flag("ddp.overlap_grad_reduce", tf(r.dp > 1 && p.training.overlap_grad_reduce));
+  b.flag("ddp.overlap_param_gather",
+         tf(r.dp > 1 && r.zero_stage == 1 && p.training.overlap_param_gather));
+  if (r.tp > 1 && p.cluster.tp_comm_overlap > 0)
+    b.approx(
+        "cluster.tp_comm_overlap > 0 is modelled; Megatron-Bridge sets TP overlap through "
+        "its comm_overlap callback, which this output does not configure");
+  return b.finish();
+}
+
+// torchtitan splits by modules; its names for the parts are "tok_embeddings", "layers.N",
+// "norm" and "output" (torchtitan/models/*/model.py).
+std::string fqns_of(const std::vector<std::pair<int, int>>& st, int L) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < st.size(); ++i) {
+    s += i ? ", [" : "[";
+    bool first = true;
+    auto add = [&](const std::string& n) {
+      s += (first ? "\"" : ", \"") + n + "\"";
+      first = false;
+    };
+    for (int item = st[i].first; item <= st[i].second; ++item) {
+      if (item == 0) add("tok_embeddings");
+      if (item >= 1 && item <= L) add("layers." + std::to_string(item - 1));
+      if (item == L + 1) {
+        add("norm");
+        add("output");
+      }
+    }
+    s += "]";
+  }
+  return s + "]";
+}
+
+LaunchConfig torchtitan(const Problem& p, const ResultRow& r,
+                        const std::vector<std::pair<int, int>>& st) {
+  Builder b(LaunchFormat::kTorchtitan);
+  common_header(b, "torchtitan train.py options (--section.key value)", r);
+  b.comment(
+      "names pinned to pytorch/torchtitan b5bcd76c (2026-08-21), see docs/launch.md; "
+      "the model itself is chosen with --module/--config");
+  const ModelSpec& m = p.model;
+  const Schedule sch = schedule_of(r);
+  std::string schedule_name;
+  if (pipelined(r)) {
+    if (sch == Schedule::kGPipe && r.vpp == 1) schedule_name = "GPipe";
+    if (sch == Schedule::k1F1B && r.vpp == 1) schedule_name = "1F1B";
+    if (sch == Schedule::kInterleaved1F1B && r.vpp > 1) schedule_name = "Interleaved1F1B";
+    if (schedule_name.empty()) {
+      b.refuse(std::string("torch.distributed.pipelining has no ") + to_string(sch) +
+               " schedule with " + std::to_string(r.vpp) +
+               " stage(s) per rank (its zero-bubble schedules, InterleavedZeroBubble and "
+               "ZBVZeroBubble, need several stages per rank); ppsearch --schedule "
+               "gpipe,1f1b,interleaved-1f1b finds rows torchtitan can run");
+      return b.finish();
+    }
+  }
+  b.comment("start on " + std::to_string(r.gpus) + " GPUs (NGPU = tp*pp*cp*dp)");
+  // Data parallelism: ZeRO-0 = DDP (replicate), ZeRO-3 = FSDP resharding after forward (the
+  // model gathers the parameters again for every micro-batch's backward, evaluate.cpp),
+  // ZeRO-2 = FSDP keeping them between forward and backward. torchtitan has no ZeRO-1.
+  int replicate = r.dp, shard = 1;
+  std::string reshard;
+  if (r.zero_stage >= 1) {
+    replicate = 1;
+    shard = r.dp;
+    reshard = r.zero_stage == 3 ? "always" : "never";
+  }
+  if (r.zero_stage == 1)
+    b.approx(
+        "ZeRO-1 (optimizer state sharded) has no torchtitan form; FSDP with "
+        "fsdp_reshard_after_forward never (ZeRO-2-like) is used: less memory than "
+        "modelled, about the same traffic");
+  b.flag("--parallelism.data_parallel_replicate_degree", replicate);
+  b.flag("--parallelism.data_parallel_shard_degree", shard);
+  if (!reshard.empty() && shard > 1) b.flag("--parallelism.fsdp_reshard_after_forward", reshard);
+  b.flag("--parallelism.tensor_parallel_degree", r.tp);
+  // tyro takes a bool as a flag pair: --x.key / --x.no-key.
+  if (r.tp > 1)
+    b.word(r.sequence_parallel ? "--parallelism.enable_sequence_parallel"
+                               : "--parallelism.no-enable_sequence_parallel");
+  b.flag("--parallelism.context_parallel_degree", r.cp);
+  b.flag("--parallelism.pipeline_parallel_degree", r.pp);
+  if (pipelined(r)) {
+    b.flag("--parallelism.pipeline_parallel_schedule", schedule_name);
+    b.flag("--parallelism.num_pp_microbatches", r.num_microbatches);
+    const int stages = r.pp * r.vpp;
+    if (even_split(st, m.layers, stages)) {
+      b.flag("--parallelism.pipeline_parallel_layers_per_stage", m.layers / stages);
+      b.flag("--parallelism.pipeline_parallel_first_stage_less_layers", 0);
+      b.flag("--parallelism.pipeline_parallel_last_stage_less_layers", 0);
+    } else {
+      b.approx(
+          "the uneven partition has no command-line form; set it in the config function: "
+          "parallelism.module_fqns_per_model_part = " +
+          fqns_of(st, m.layers) + " (below: the even split is launched instead)");
+      b.flag("--parallelism.pipeline_parallel_layers_per_stage", (m.layers + stages - 1) / stages);
+    }
+  }
+  b.flag("--training.max_context_length", m.seq_length);
+  b.flag("--training.num_tokens_per_microbatch_per_dp_rank",
+         static_cast<long long>(r.mbs) * m.seq_length);
+  b.flag("--training.num_tokens_per_train_step",
+         static_cast<long long>(r.global_batch_size) * m.seq_length);
+  b.flag("--training.mixed_precision_param", "bfloat16");
+  if (r.tp > 1 && p.cluster.tp_comm_overlap > 0)
+    b.approx(
+        "cluster.tp_comm_overlap > 0 is modelled; torchtitan hides TP communication only "
+        "with --compile.enable_async_tensor_parallel (not set here)");
+  switch (recompute_of(r)) {
+    case Recompute::kNone:
+      b.word("activation-checkpoint:none");
+      break;
+    case Recompute::kSelective:
+      b.word("activation-checkpoint:selective");
+      b.approx(
+          "torchtitan's selective policy saves matmul outputs chosen per op; ppsearch models "
+          "Megatron's selective recompute (attention core only)");
+      break;
+    case Recompute::kFull:
+      if (r.recompute_num_layers != 0)
+        b.approx(
+            "torchtitan's full activation checkpointing covers every layer; ppsearch "
+            "modelled recomputing only some (recompute_num_layers = " +
+            std::to_string(r.recompute_num_layers) + "): slower, less memory than modelled");
+      b.word("activation-checkpoint:full");
+      break;
+  }
+  return b.finish();
+}
+
+}  // namespace
+
+LaunchConfig emit_launch_config(LaunchFormat format, const Problem& problem, const ResultRow& row,
+                                const std::vector<std::pair<int, int>>& stages,
+                                const std::vector<std::int64_t>& recomputed_layers) {
+  switch (format) {
+    case LaunchFormat::kMegatron:
+      return megatron(problem, row, stages, recomputed_layers);
+    case LaunchFormat::kNemo:
+      return nemo(problem, row, stages, recomputed_layers);
+    case LaunchFormat::kTorchtitan:
+      return torchtitan(problem, row, stages);
+  }
+  return {};
+}
+
+}  // namespace ppsearch

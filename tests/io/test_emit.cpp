@@ -1,0 +1,247 @@
+// Launch-config emitter (emit.hpp) on hand-built rows: every schedule, recompute mode, SP,
+// ZeRO 0-3, VPP > 1, CP > 1, even and uneven partitions. Every flag or key printed must be a
+// name the pinned framework version accepts (tests/emit/*.txt, read from its parser), the
+// printed lines must be exactly the reported names, and rows a framework cannot run are
+// refused with a reason and no flag. The e2e test tests/e2e/emit.sh does the round trip.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ppsearch/cli/emit.hpp"
+#include "ppsearch/io/config_file.hpp"
+
+namespace ppsearch {
+namespace {
+
+std::set<std::string> pinned(const char* file) {
+  std::ifstream in(std::string(PPSEARCH_SOURCE_DIR) + "/tests/emit/" + file);
+  std::set<std::string> names;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#') names.insert(line);
+  return names;
+}
+
+const std::set<std::string>& pinned_for(LaunchFormat f) {
+  static const std::set<std::string> meg = pinned("megatron_args.txt");
+  static const std::set<std::string> nemo = pinned("nemo_keys.txt");
+  static const std::set<std::string> tt = pinned("torchtitan_keys.txt");
+  return f == LaunchFormat::kMegatron ? meg : f == LaunchFormat::kNemo ? nemo : tt;
+}
+
+// The names on the printed (non-comment) lines: the first word of a line (Megatron-LM,
+// torchtitan), or the key before '=' (NeMo).
+std::vector<std::string> printed_names(LaunchFormat f, const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    out.push_back(f == LaunchFormat::kNemo ? line.substr(0, line.find('='))
+                                           : line.substr(0, line.find(' ')));
+  }
+  return out;
+}
+
+// The default model and cluster.
+Problem llama70b() {
+  LoadRequest req;
+  req.sets = {"search.gpus=128"};
+  return load_problem(req);
+}
+
+ResultRow row(int tp, int pp, int cp, int dp, int vpp, int mbs, Schedule s, Recompute r, int sp,
+              int zero) {
+  ResultRow x{};
+  x.gpus = tp * pp * cp * dp;
+  x.tp = tp, x.pp = pp, x.cp = cp, x.dp = dp, x.vpp = vpp, x.mbs = mbs;
+  x.global_batch_size = 256;
+  x.num_microbatches = 256 / (dp * mbs);
+  x.schedule = static_cast<std::uint8_t>(s);
+  x.recompute = static_cast<std::uint8_t>(r);
+  x.sequence_parallel = static_cast<std::uint8_t>(sp);
+  x.zero_stage = static_cast<std::int8_t>(zero);
+  x.feasible = 1;
+  return x;
+}
+
+// An even split of L layers over n virtual stages, embedding first and head last.
+std::vector<std::pair<int, int>> even(int L, int n) {
+  std::vector<std::pair<int, int>> st;
+  for (int i = 0; i < n; ++i)
+    st.emplace_back(i == 0 ? 0 : 1 + i * L / n, i == n - 1 ? L + 1 : (i + 1) * L / n);
+  return st;
+}
+
+struct Case {
+  ResultRow r;
+  std::vector<std::pair<int, int>> stages;
+};
+
+std::vector<Case> cases(int L) {
+  using S = Schedule;
+  using R = Recompute;
+  std::vector<Case> c;
+  for (int zero = 0; zero <= 3; ++zero)
+    for (R rc : {R::kNone, R::kSelective, R::kFull})
+      c.push_back({row(1, 1, 2, 64, 1, 1, S::k1F1B, rc, 0, zero), {{0, L + 1}}});
+  for (S s : {S::kGPipe, S::k1F1B, S::kZBH1})
+    for (R rc : {R::kNone, R::kFull}) c.push_back({row(4, 8, 1, 4, 1, 1, s, rc, 1, 1), even(L, 8)});
+  c.push_back({row(8, 4, 1, 4, 4, 1, S::kInterleaved1F1B, R::kSelective, 1, 1), even(L, 16)});
+  c.push_back({row(2, 4, 2, 8, 2, 1, S::kInterleaved1F1B, R::kNone, 0, 0), even(L, 8)});
+  // Uneven: one layer fewer on the first and last stage.
+  std::vector<std::pair<int, int>> uneven = {{0, 9},   {10, 20}, {21, 31}, {32, 42},
+                                             {43, 53}, {54, 64}, {65, 75}, {76, L + 1}};
+  c.push_back({row(8, 8, 1, 2, 1, 1, S::k1F1B, R::kNone, 1, 0), uneven});
+  c.push_back({row(8, 8, 1, 2, 1, 1, S::kGPipe, R::kNone, 0, 0), uneven});
+  return c;
+}
+
+TEST(Emit, EveryNameIsInThePinnedList) {
+  const Problem p = llama70b();
+  ASSERT_EQ(p.model.layers, 80);
+  for (LaunchFormat f : {LaunchFormat::kMegatron, LaunchFormat::kNemo, LaunchFormat::kTorchtitan}) {
+    const auto& ok = pinned_for(f);
+    ASSERT_GT(ok.size(), 20u) << to_string(f);
+    int runnable = 0;
+    for (const Case& c : cases(p.model.layers)) {
+      const LaunchConfig lc = emit_launch_config(f, p, c.r, c.stages);
+      EXPECT_EQ(printed_names(f, lc.text), lc.names) << lc.text;
+      for (const std::string& n : lc.names)
+        EXPECT_TRUE(ok.count(n)) << to_string(f) << ": " << n << " is not accepted\n" << lc.text;
+      runnable += lc.runnable;
+      if (lc.runnable) {
+        EXPECT_FALSE(lc.names.empty()) << lc.text;
+      }
+    }
+    EXPECT_GT(runnable, 5) << to_string(f);
+  }
+}
+
+TEST(Emit, MegatronAndNemoRefuseZero23WithAReason) {
+  const Problem p = llama70b();
+  for (int zero : {2, 3})
+    for (LaunchFormat f : {LaunchFormat::kMegatron, LaunchFormat::kNemo}) {
+      const LaunchConfig lc = emit_launch_config(
+          f, p, row(1, 1, 2, 64, 1, 1, Schedule::k1F1B, Recompute::kNone, 0, zero), {{0, 81}});
+      EXPECT_FALSE(lc.runnable);
+      EXPECT_TRUE(lc.names.empty());
+      EXPECT_TRUE(printed_names(f, lc.text).empty()) << lc.text;
+      EXPECT_NE(lc.text.find("NOT RUNNABLE: ZeRO stage " + std::to_string(zero)),
+                std::string::npos);
+      EXPECT_NE(lc.text.find("torchtitan"), std::string::npos);
+    }
+  // torchtitan runs it as FSDP.
+  const LaunchConfig tt = emit_launch_config(
+      LaunchFormat::kTorchtitan, p, row(1, 1, 2, 64, 1, 1, Schedule::k1F1B, Recompute::kNone, 0, 3),
+      {{0, 81}});
+  EXPECT_TRUE(tt.runnable);
+  EXPECT_NE(tt.text.find("--parallelism.data_parallel_shard_degree 64"), std::string::npos);
+  EXPECT_NE(tt.text.find("--parallelism.fsdp_reshard_after_forward always"), std::string::npos);
+}
+
+TEST(Emit, MegatronCarriesEveryKnobOfTheRow) {
+  const Problem p = llama70b();
+  const LaunchConfig lc = emit_launch_config(
+      LaunchFormat::kMegatron, p,
+      row(8, 4, 2, 2, 4, 2, Schedule::kInterleaved1F1B, Recompute::kFull, 1, 1), even(80, 16));
+  ASSERT_TRUE(lc.runnable) << lc.text;
+  for (const char* want : {"--tensor-model-parallel-size 8",
+                           "--pipeline-model-parallel-size 4",
+                           "--context-parallel-size 2",
+                           "--num-virtual-stages-per-pipeline-rank 4",
+                           "--sequence-parallel",
+                           "--use-distributed-optimizer",
+                           "--overlap-grad-reduce",
+                           "--overlap-param-gather",
+                           "--recompute-granularity full",
+                           "--recompute-method uniform",
+                           "--recompute-num-layers 1",
+                           "--micro-batch-size 2",
+                           "--global-batch-size 256",
+                           "--num-layers 80",
+                           "--group-query-attention",
+                           "--num-query-groups 8",
+                           "--swiglu",
+                           "--untie-embeddings-and-output-weights",
+                           "--bf16",
+                           "--seq-length 8192"})
+    EXPECT_NE(lc.text.find(want), std::string::npos) << want << "\n" << lc.text;
+  // Uneven partition: the layout flag, which also carries the vpp size.
+  const LaunchConfig un =
+      emit_launch_config(LaunchFormat::kMegatron, p,
+                         row(8, 2, 1, 8, 2, 1, Schedule::kInterleaved1F1B, Recompute::kNone, 1, 0),
+                         {{0, 19}, {20, 40}, {41, 61}, {62, 81}});
+  EXPECT_NE(un.text.find("--pipeline-model-parallel-layout \"Et*19|t*21|t*21|t*19L\""),
+            std::string::npos)
+      << un.text;
+  EXPECT_EQ(un.text.find("--num-virtual-stages-per-pipeline-rank"), std::string::npos);
+  EXPECT_EQ(un.text.find("--use-distributed-optimizer"), std::string::npos);
+}
+
+TEST(Emit, SchedulesAFrameworkLacksAreRefused) {
+  const Problem p = llama70b();
+  const auto zb = row(4, 8, 1, 4, 1, 1, Schedule::kZBH1, Recompute::kNone, 1, 1);
+  const auto gp = row(4, 8, 1, 4, 1, 1, Schedule::kGPipe, Recompute::kNone, 1, 1);
+  for (LaunchFormat f : {LaunchFormat::kMegatron, LaunchFormat::kNemo, LaunchFormat::kTorchtitan})
+    EXPECT_FALSE(emit_launch_config(f, p, zb, even(80, 8)).runnable) << to_string(f);
+  EXPECT_FALSE(emit_launch_config(LaunchFormat::kMegatron, p, gp, even(80, 8)).runnable);
+  const LaunchConfig tt = emit_launch_config(LaunchFormat::kTorchtitan, p, gp, even(80, 8));
+  EXPECT_TRUE(tt.runnable);
+  EXPECT_NE(tt.text.find("--parallelism.pipeline_parallel_schedule GPipe"), std::string::npos);
+  // With PP = 1 the schedule does not matter: every framework runs the row.
+  const auto pp1 = row(8, 1, 1, 16, 1, 1, Schedule::kZBH1, Recompute::kNone, 1, 1);
+  EXPECT_TRUE(emit_launch_config(LaunchFormat::kMegatron, p, pp1, {{0, 81}}).runnable);
+}
+
+TEST(Emit, PartialRecomputeIsMegatronsBlockMethod) {
+  const Problem p = llama70b();
+  auto r = row(4, 4, 1, 8, 1, 1, Schedule::k1F1B, Recompute::kFull, 1, 1);
+  r.recompute_num_layers = 3;
+  LaunchConfig lc = emit_launch_config(LaunchFormat::kMegatron, p, r, even(80, 4));
+  EXPECT_NE(lc.text.find("--recompute-method block \\\n--recompute-num-layers 3"),
+            std::string::npos)
+      << lc.text;
+  EXPECT_FALSE(lc.approximated);
+  // A count per stage: the largest, said to be approximated.
+  r.recompute_num_layers = -1;
+  lc = emit_launch_config(LaunchFormat::kMegatron, p, r, even(80, 4), {5, 2, 0, 0});
+  EXPECT_NE(lc.text.find("--recompute-num-layers 5"), std::string::npos) << lc.text;
+  EXPECT_TRUE(lc.approximated);
+  // No stage recomputes anything: no recompute flag at all.
+  lc = emit_launch_config(LaunchFormat::kNemo, p, r, even(80, 4), {0, 0, 0, 0});
+  EXPECT_NE(lc.text.find("model.recompute_granularity=null"), std::string::npos) << lc.text;
+  for (const std::string& n : lc.names) EXPECT_TRUE(pinned_for(LaunchFormat::kNemo).count(n)) << n;
+}
+
+TEST(Emit, TpCommOverlapOnlyWhenModelled) {
+  Problem p = llama70b();
+  const auto r = row(8, 1, 1, 16, 1, 1, Schedule::k1F1B, Recompute::kNone, 1, 1);
+  EXPECT_EQ(
+      emit_launch_config(LaunchFormat::kMegatron, p, r, {{0, 81}}).text.find("--tp-comm-overlap"),
+      std::string::npos);
+  p.cluster.tp_comm_overlap = 0.5;
+  for (LaunchFormat f : {LaunchFormat::kMegatron, LaunchFormat::kNemo, LaunchFormat::kTorchtitan}) {
+    const LaunchConfig lc = emit_launch_config(f, p, r, {{0, 81}});
+    for (const std::string& n : lc.names) EXPECT_TRUE(pinned_for(f).count(n)) << n;
+    if (f == LaunchFormat::kMegatron) {
+      EXPECT_NE(lc.text.find("--tp-comm-overlap"), std::string::npos) << lc.text;
+    } else {
+      EXPECT_TRUE(lc.approximated) << lc.text;
+    }
+  }
+}
+
+TEST(Emit, FormatNames) {
+  LaunchFormat f;
+  EXPECT_TRUE(parse_launch_format("torchtitan", &f));
+  EXPECT_EQ(f, LaunchFormat::kTorchtitan);
+  EXPECT_FALSE(parse_launch_format("Megatron", &f));
+  EXPECT_FALSE(parse_launch_format("", &f));
+}
+
+}  // namespace
+}  // namespace ppsearch
