@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build/test dependencies for ppsearch from Debian 12 packages (run as root).
-# The line verified in design/environment.md section 1, plus Google Benchmark, clang-format and
+# The line verified in docs/environment.md §1, plus Google Benchmark, clang-format and
 # clang 14 with its runtime (libFuzzer, ASan/UBSan) for the fuzz build (tests/fuzz),
 # python3-matplotlib (tools/ppsearch-plot; its test tests/e2e/plots.sh skips without it) and
 # python3-pandas (the README's example of reading a result file).

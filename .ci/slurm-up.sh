@@ -2,7 +2,7 @@
 # Bring up a one-node Slurm cluster (munge + slurmctld + slurmd) without systemd, as root.
 # Usage: slurm-up.sh DIR   (DIR holds slurm.conf, state, spool, logs, pid files; nothing is
 # written to /etc/slurm). Prints "export SLURM_CONF=DIR/slurm.conf" last.
-# Verified recipe: design/environment.md section 5. Idempotent: daemons a previous run left in
+# Verified recipe: docs/environment.md §5. Idempotent: daemons a previous run left in
 # DIR are stopped first (by PID, slurm-down.sh).
 set -euo pipefail
 D=$(realpath -m "${1:?usage: slurm-up.sh DIR}")

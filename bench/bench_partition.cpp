@@ -1,6 +1,6 @@
 // Benchmarks of the layer partitioners: O(L²·S) reference DP vs the O(L·S) monotone-queue DP
-// vs reachability-probe bisection (algorithms.md §1.1, §1.3), for L items and S stages.
-// Costs mimic a decoder-only transformer (algorithms.md §1.2): a light embedding with heavy
+// vs reachability-probe bisection (docs/algorithms.md §1.1, §1.3), for L items and S stages.
+// Costs mimic a decoder-only transformer (docs/algorithms.md §1.2): a light embedding with heavy
 // static memory first, a heavy LM head with a large logits transient last, 1F1B in-flight
 // counts k_σ = min(S − σ, M) with M = 2S, and a capacity that binds on stage 0.
 #include <benchmark/benchmark.h>

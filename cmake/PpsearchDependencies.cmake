@@ -1,4 +1,4 @@
-# Third-party packages, found as verified in design/environment.md section 2 (Debian 12).
+# Third-party packages, found as verified in docs/environment.md §2 (Debian 12).
 #
 # PPSEARCH_CORE_ONLY=ON: only GoogleTest (tests) and Google Benchmark (bench) are looked for;
 #   nothing else is needed to build and test the pure core.
@@ -27,7 +27,7 @@ find_package(Boost 1.74 REQUIRED COMPONENTS program_options)
 
 # Debian has no h5pc++: without these hints FindHDF5 takes the *serial* h5c++ for CXX and
 # mixes serial libhdf5_cpp with parallel libhdf5 (or fails when only the parallel -dev is
-# installed). environment.md section 2, "HDF5: layout and pitfalls".
+# installed). docs/environment.md §2, "HDF5: layout and pitfalls".
 set(HDF5_PREFER_PARALLEL TRUE)
 find_program(HDF5_C_COMPILER_EXECUTABLE NAMES h5pcc.openmpi h5pcc)
 find_program(HDF5_CXX_COMPILER_EXECUTABLE NAMES h5c++.openmpi h5pc++)
@@ -45,7 +45,7 @@ else()
 endif()
 
 # Launch settings for tests that run under mpiexec. Open MPI refuses root and np > cores unless
-# told; both settings are harmless for other users (environment.md section 4).
+# told; both settings are harmless for other users (docs/environment.md §4).
 set(PPSEARCH_MPI_TEST_ENV
     OMPI_ALLOW_RUN_AS_ROOT=1
     OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

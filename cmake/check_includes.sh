@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Third-party headers stay where architecture.md 3.3 puts them:
+# Third-party headers stay where docs/architecture.md §3.3 puts them:
 #   <mpi.h>            src/comm/mpi_communicator.cpp, tests/support/mpi_main.cpp
 #   HDF5 / HighFive    src/io/*, tests/io/*
 #   <boost/...>        src/io/*, src/cli/*, tests/io/*, tests/cli/*
@@ -39,7 +39,7 @@ for kind in mpi hdf5 boost openmp; do
   done
 done
 if [ "$bad" -ne 0 ]; then
-  echo "FAILED: see architecture.md 3.3 (rules for third-party headers)" >&2
+  echo "FAILED: see docs/architecture.md §3.3 (rules for third-party headers)" >&2
   exit 1
 fi
 echo "third-party includes: OK ($(echo "$files" | grep -c . ) files checked)"

@@ -1,4 +1,4 @@
-// Command line → RunRequest (interface.md §1) with Boost.Program_options.
+// Command line → RunRequest (docs/interface.md §1) with Boost.Program_options.
 // Every option value is taken as text and handed to the key registry
 // (spec/keys.cpp) as an override, so that an option and the config key it sets
 // share one parser, one range and one error message.

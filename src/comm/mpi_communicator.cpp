@@ -1,5 +1,5 @@
 // The MPI communicator. This is the only file of the ppsearch libraries that includes <mpi.h>
-// (architecture.md 3.3); everything else sees the std-only Communicator interface.
+// (docs/architecture.md §3.3); everything else sees the std-only Communicator interface.
 //
 // It works on a duplicate of MPI_COMM_WORLD with MPI_ERRORS_RETURN, so every failed call
 // becomes a CommError naming the call.

@@ -26,7 +26,7 @@ Links effective_links(const ClusterSpec& c) {
 }
 
 double bus_bandwidth(const GroupShape& g, const Links& l) {
-  // algorithms.md §5.3: k rings cross the domain boundary, each on its own NIC;
+  // docs/algorithms.md §5.3: k rings cross the domain boundary, each on its own NIC;
   // DGX-A100 8×200G all-reduce busbw 192 GB/s = 8 × 24 (nccl #1576).
   if (g.domains <= 1) return l.nvlink_bytes_per_s;
   return std::min(l.nvlink_bytes_per_s, g.per_domain * l.network_bytes_per_s);

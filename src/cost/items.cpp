@@ -27,7 +27,7 @@ Dims dims_of(const ModelSpec& m) {
   return d;
 }
 
-// Forward FLOPs per token of one layer's parts (algorithms.md §3.1).
+// Forward FLOPs per token of one layer's parts (docs/algorithms.md §3.1).
 double proj_flops(const Dims& d) { return 2 * d.h * (d.hq + 2 * d.hkv) + 2 * d.hq * d.h; }
 double mlp_flops(const Dims& d) { return 2 * d.h * d.F * (d.glu ? 3 : 2); }
 double core_flops(const Dims& d, double s_eff) { return 4 * s_eff * d.hq; }
@@ -53,7 +53,7 @@ int layer_matmuls(const Dims& d, Matmul out[7]) {
 
 double model_flops_per_step(const ModelSpec& m, int global_batch, AttentionFlops conv) {
   const Dims d = dims_of(m);
-  // algorithms.md §3.1: F_model = 3·B·s·[L·(F_proj + F_core + F_mlp) + F_head];
+  // docs/algorithms.md §3.1: F_model = 3·B·s·[L·(F_proj + F_core + F_mlp) + F_head];
   // s_eff = s (full matrix, PaLM / Korthikanti) or s/2 (causal, Megatron since 2025-03).
   const double s_eff = conv == AttentionFlops::kCausal ? d.s / 2 : d.s;
   const double per_token =
@@ -64,7 +64,7 @@ double model_flops_per_step(const ModelSpec& m, int global_batch, AttentionFlops
 double recompute_flops_per_step(const ModelSpec& m, int global_batch, Recompute r,
                                 SelectiveRecompute how) {
   const Dims d = dims_of(m);
-  // algorithms.md §3.1 (Korthikanti §6): full = one more forward of every layer;
+  // docs/algorithms.md §3.1 (Korthikanti §6): full = one more forward of every layer;
   // selective = the core attention forward again. Counted with the full-matrix s.
   // Per-op selective (torchtitan) recomputes every second matmul instead.
   switch (r) {
@@ -86,7 +86,7 @@ double recompute_flops_per_step(const ModelSpec& m, int global_batch, Recompute 
   return 0.0;
 }
 
-// Static bytes per parameter (docs/memory.md "Static memory"; algorithms.md §4.1). bf16
+// Static bytes per parameter (docs/memory.md "Static memory"; docs/algorithms.md §4.1). bf16
 // weights; main gradients in fp32 (4 B) or bf16 (2 B); Adam keeps an fp32 main copy of the
 // weights and fp32 m and v (12 B). With 16-bit main gradients the optimizer casts them to an
 // fp32 copy for its step (4 B more): Megatron-LM docs/user-guide/features/dist_optimizer.md
@@ -149,7 +149,7 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
   // Workspace (docs/memory.md "Workspace"): CUDA context and cuBLAS/cuDNN/TE workspaces
   // (gpu.memory_reserved_gb) and the NCCL buffers of each communicator a rank belongs to
   // (gpu.comm_buffer_gb each: 0.54-0.69 GB measured per communicator on A100, NVIDIA/nccl
-  // issue #964; algorithms.md §4.5).
+  // issue #964; docs/algorithms.md §4.5).
   int comms = 0;
   comms += c.tp > 1;
   comms += c.cp > 1;
@@ -163,7 +163,7 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
   // ---- Transformer layer -------------------------------------------------------
   ItemCost& L = out.layer;
   {
-    // GEMMs per TP rank (algorithms.md §3.3): [m×k]·[k×n].
+    // GEMMs per TP rank (docs/algorithms.md §3.3): [m×k]·[k×n].
     const double qkv_n = (d.hq + 2 * d.hkv) / t, o_k = d.hq / t;
     const double fc1_n = d.F * (d.glu ? 2 : 1) / t, fc2_k = d.F / t;
     const double g_fwd = gemm_time(m, qkv_n, d.h, gpu) + gemm_time(m, d.h, o_k, gpu) +

@@ -1,5 +1,5 @@
-// INI configuration loading with Boost.Program_options (interface.md §2,
-// architecture.md §3.5). Every key is parsed, range-checked and converted by the
+// INI configuration loading with Boost.Program_options (docs/interface.md §2,
+// docs/architecture.md §3.5). Every key is parsed, range-checked and converted by the
 // registry (spec/keys.cpp); this file only finds the texts, splits them into
 // (key, value, line) with Boost.PO and applies them in the documented order.
 #include "ppsearch/io/config_file.hpp"

@@ -1,5 +1,5 @@
-// HDF5 result file writer (interface.md §3). This is the only translation unit that includes HDF5
-// headers; it uses the HDF5 C API and checks every call.
+// HDF5 result file writer (docs/interface.md §3). This is the only translation unit that includes
+// HDF5 headers; it uses the HDF5 C API and checks every call.
 //
 // Layout of the file:
 //   /candidates  1-D compound, one row per ResultRow, in the order given (ranked order)
@@ -67,8 +67,8 @@ namespace {
 namespace fs = std::filesystem;
 
 // ---------------------------------------------------------------------------------------------
-// Enum names, as on the command line (interface.md §1 and §3). Defined here, not taken from the
-// other modules' to_string functions, so the file format is fixed in one place. The
+// Enum names, as on the command line (docs/interface.md §1 and §3). Defined here, not taken from
+// the other modules' to_string functions, so the file format is fixed in one place. The
 // static_asserts tie the numeric values to the C++ enums.
 constexpr const char* kScheduleNames[] = {"gpipe", "1f1b", "interleaved-1f1b", "zb-h1"};
 constexpr const char* kRecomputeNames[] = {"none", "selective", "full"};
@@ -1154,7 +1154,7 @@ void Hdf5ResultWriter::commit(const ResultMeta& meta) {
       t->pending.clear();
       t->pending.shrink_to_fit();
     }
-    // Root attributes (interface.md §3), then the additions of ResultMeta.
+    // Root attributes (docs/interface.md §3), then the additions of ResultMeta.
     write_string_attr("ppsearch_version", meta.ppsearch_version);
     write_scalar_attr("schema_version", H5T_STD_I32LE, H5T_NATIVE_INT32, meta.schema_version);
     write_string_attr("command_line", meta.command_line);

@@ -26,7 +26,7 @@ namespace {
 
 using io_detail::StagedFile;
 
-// Enum names as in the HDF5 file (hdf5_result_writer.cpp, interface.md §3).
+// Enum names as in the HDF5 file (hdf5_result_writer.cpp, docs/interface.md §3).
 constexpr const char* kScheduleNames[] = {"gpipe", "1f1b", "interleaved-1f1b", "zb-h1"};
 constexpr const char* kRecomputeNames[] = {"none", "selective", "full"};
 constexpr const char* kInfeasibleNames[] = {"none", "memory", "too_few_layers", "schedule"};

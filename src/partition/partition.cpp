@@ -1,6 +1,6 @@
 // Layer partitioner: contiguous min-max split of a chain of items into pipeline stages under
-// stage-index-dependent memory limits. Formulas and algorithms: algorithms.md §1.1 (PipeDream DP,
-// Narayanan et al., SOSP'19, §3.1) and §1.3 (exact reachability probe, monotone DP).
+// stage-index-dependent memory limits. Formulas and algorithms: docs/algorithms.md §1.1 (PipeDream
+// DP, Narayanan et al., SOSP'19, §3.1) and §1.3 (exact reachability probe, monotone DP).
 #include "ppsearch/partition/partition.hpp"
 
 #include <algorithm>
@@ -31,13 +31,13 @@ int floor_log2(unsigned x) {  // x >= 1
 }
 
 // The single expression for a stage time, T(i, j) + c(σ) with T from prefix sums
-// (algorithms.md §1.1). Rounding is monotone, so the value is non-increasing in i and
+// (docs/algorithms.md §1.1). Rounding is monotone, so the value is non-increasing in i and
 // non-decreasing in j, exactly as the real-valued sum is.
 inline double time_of(const double* prefix_time, int i, int j, double comm) {
   return (prefix_time[j] - prefix_time[i]) + comm;
 }
 
-// The single expression for Mem(σ, i, j) (algorithms.md §1.1, "How memory enters"):
+// The single expression for Mem(σ, i, j) (docs/algorithms.md §1.1, "How memory enters"):
 // Σ static + k_σ·Σ act + max transient + E_σ. With non-negative inputs it is monotone under
 // interval inclusion, also after rounding.
 inline double memory_of(const double* prefix_static, const double* prefix_act, int i, int j,
@@ -305,7 +305,7 @@ struct PartitionKernels {
     return good;
   }
 
-  // One pass of the exact DP (algorithms.md §1.1), S >= 2, restricted to the cells that a
+  // One pass of the exact DP (docs/algorithms.md §1.1), S >= 2, restricted to the cells that a
   // partition with bottleneck <= `limit` can use. Returns D'[S][L] (+inf if no partition lies
   // in the band); if that value is <= limit it is the exact optimum.
   //
@@ -320,9 +320,9 @@ struct PartitionKernels {
   //
   // Rows. D'[s][j] = min over split points i of max(D'[s-1][i], T(i, j) + c_{s-1}) with
   // Mem(s-1, i, j) <= Cap. The memory-feasible i form a window [lo(j), j-1] whose both ends
-  // only move right as j grows (monotone Mem, algorithms.md §1.3). In the window, a split point
-  // i1 < i2 with D[i1] >= D[i2] can never beat i2 (T(i2, j) <= T(i1, j)) and leaves the window
-  // first, so a monotone queue keeps only points with strictly increasing D and, along it,
+  // only move right as j grows (monotone Mem, docs/algorithms.md §1.3). In the window, a split
+  // point i1 < i2 with D[i1] >= D[i2] can never beat i2 (T(i2, j) <= T(i1, j)) and leaves the
+  // window first, so a monotone queue keeps only points with strictly increasing D and, along it,
   // non-increasing T. The optimum sits where D crosses T, and that crossing only moves right
   // as j grows (T(i, j) grows with j), so one pointer finds it in amortised O(1). Unlike the
   // split-point argument of §1.3b this needs neither D monotone in i nor k_σ non-increasing.
@@ -510,7 +510,7 @@ struct PartitionKernels {
     return result;
   }
 
-  // Exact reachability probe for a bottleneck `limit` (algorithms.md §1.3a). Row by row keeps,
+  // Exact reachability probe for a bottleneck `limit` (docs/algorithms.md §1.3a). Row by row keeps,
   // for every end index x, the largest reachable split point <= x ("last reach"). For stage σ
   // and end j the admissible split points are the suffix [max(lo_mem, lo_time), j-1]; j is
   // reachable iff the last reachable point before j lies in it. The predecessor stored is that
@@ -658,7 +658,7 @@ struct PartitionKernels {
     return false;  // not reached
   }
 
-  // O(L²·S) DP (algorithms.md §1.1). Tries every split point; the transient max is a running
+  // O(L²·S) DP (docs/algorithms.md §1.1). Tries every split point; the transient max is a running
   // max over the split point, independent of the sparse table used elsewhere.
   static Partition reference(const PartitionProblem& p) {
     validate_partition_problem(p);

@@ -156,17 +156,17 @@ double closed_form_time(ScheduleKind kind, int P, int v, int M, double f, double
   switch (kind) {
     case ScheduleKind::kGPipe:
     case ScheduleKind::k1F1B:
-      // GPipe; SC21 §2.2.1 (1F1B has the same time as GPipe); algorithms.md §2.1.
+      // GPipe; SC21 §2.2.1 (1F1B has the same time as GPipe); docs/algorithms.md §2.1.
       return (M + P - 1) * (f + b + w);
     case ScheduleKind::kInterleaved1F1B:
-      // SC21 §2.2.2: bubble (P−1)(f+b)/v with per-chunk times (f+b)/v; algorithms.md §2.1.
+      // SC21 §2.2.2: bubble (P−1)(f+b)/v with per-chunk times (f+b)/v; docs/algorithms.md §2.1.
       if (M % P != 0) {
         return nan;
       }
       return M * (f + b + w) + (P - 1) * (f + b + w) / v;
     case ScheduleKind::kZBH1: {
       // Zero Bubble (Qi et al., ICLR'24) §2.1 gives M(f+b+w) + (P−1)(f+b−w), derived there for
-      // f = b = w (algorithms.md §2.1). With this module's ZB-H1 order the exact time for any
+      // f = b = w (docs/algorithms.md §2.1). With this module's ZB-H1 order the exact time for any
       // f, b, w >= 0 and M >= 1 is [derived; checked against the simulator in the unit tests]
       //   M(f+b+w) + (P−1)(f+b) − (min(M, P) − 1)·min(f, b, w),
       // which equals the paper's formula exactly when M >= P and w <= min(f, b). A W longer

@@ -8,7 +8,7 @@ namespace {
 
 void push(std::vector<PipeOp>& out, OpKind kind, int vs, int mb) { out.push_back({kind, vs, mb}); }
 
-// GPipe (Huang et al. 2019; algorithms.md §2.4): every forward, then every backward.
+// GPipe (Huang et al. 2019; docs/algorithms.md §2.4): every forward, then every backward.
 void gpipe_device(int d, int M, std::vector<PipeOp>& out) {
   for (int mb = 0; mb < M; ++mb) {
     push(out, OpKind::kF, d, mb);
@@ -19,9 +19,9 @@ void gpipe_device(int d, int M, std::vector<PipeOp>& out) {
 }
 
 // 1F1B / PipeDream-Flush (SC21 §2.2.1); warm-up = P−d−1 as in Megatron
-// `schedules.py::get_pp_rank_microbatches` (algorithms.md §2.1, §2.4).
-// ZB-H1 (Qi et al., ICLR'24 §2.1; algorithms.md §2.4) is the same order with the backward split:
-// device d defers W by d micro-batches, which fills its drain bubble.
+// `schedules.py::get_pp_rank_microbatches` (docs/algorithms.md §2.1, §2.4).
+// ZB-H1 (Qi et al., ICLR'24 §2.1; docs/algorithms.md §2.4) is the same order with the backward
+// split: device d defers W by d micro-batches, which fills its drain bubble.
 void one_f_one_b_device(int d, int P, int M, bool split, std::vector<PipeOp>& out) {
   const int warmup = std::min(P - d - 1, M);
   int next_w = 0;  // oldest micro-batch whose W has not been emitted yet
@@ -55,7 +55,7 @@ void one_f_one_b_device(int d, int P, int M, bool split, std::vector<PipeOp>& ou
 }
 
 // Interleaved 1F1B (SC21 §2.2.2), Megatron order with microbatch_group_size_per_vp_stage = P
-// (algorithms.md §2.1, §2.4): warm-up (P−d−1)·2 + (v−1)·P.
+// (docs/algorithms.md §2.1, §2.4): warm-up (P−d−1)·2 + (v−1)·P.
 void interleaved_device(int d, int P, int v, int M, std::vector<PipeOp>& out) {
   const int total = M * v;
   const int pv = P * v;

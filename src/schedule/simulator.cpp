@@ -1,4 +1,4 @@
-// Event-driven pipeline simulator (algorithms.md §2.4) and its fast path.
+// Event-driven pipeline simulator (docs/algorithms.md §2.4) and its fast path.
 //
 // Reference: simulate() is the worklist of §2.4. Each device runs its op list in order; an op
 // starts when the device is free and its dependency has finished (plus the transfer time in the
@@ -23,7 +23,7 @@
 // T(M) = T(M − c·p) + D. simulate_fast() runs a reduced M' ≡ M (mod c·p), finds such (g, c) and
 // extrapolates. The memory peaks only depend on the op order, which repeats the same way, so the
 // reduced run's peaks are the full run's. GPipe uses its exact flow-shop closed form instead
-// (algorithms.md §2.3). Whatever cannot be proven periodic runs the compiled full program.
+// (docs/algorithms.md §2.3). Whatever cannot be proven periodic runs the compiled full program.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -144,7 +144,7 @@ void note_peak(double total, double keep, double* peak, double* peak_keep) {
   }
 }
 
-// Turns the input into per-slot durations, transfer charges and memory deltas (algorithms.md
+// Turns the input into per-slot durations, transfer charges and memory deltas (docs/algorithms.md
 // §2.4 "Inputs"). Independent of M.
 void prepare(const ScheduleInput& in, Impl& ws) {
   const int P = in.devices;
@@ -308,13 +308,13 @@ void reference_worklist(const ScheduleInput& in, Impl& ws, ScheduleResult* out) 
   finish_bubble(out);
 }
 
-// ----- GPipe closed form (algorithms.md §2.3, "GPipe (exact)") --------------------------------
-// Forward phase: a permutation flow shop with M identical jobs and transfer lags; its makespan
-// is Σ f'_σ + Σ lag + (M−1)·max f'_σ (the longest grid path turns right M−1 times, best on the
-// slowest stage, and crosses every boundary once). The backward phase starts on the last stage
-// when its last F ends; every other stage is idle by then, so it is the same flow shop run from
-// stage P−1 down to 0, and stage σ's last backward ends after the part of it from P−1 to σ.
-// f' and b' include the sender's transfer in the blocking model.
+// ----- GPipe closed form (docs/algorithms.md §2.3, "GPipe (exact)")
+// -------------------------------- Forward phase: a permutation flow shop with M identical jobs and
+// transfer lags; its makespan is Σ f'_σ + Σ lag + (M−1)·max f'_σ (the longest grid path turns right
+// M−1 times, best on the slowest stage, and crosses every boundary once). The backward phase starts
+// on the last stage when its last F ends; every other stage is idle by then, so it is the same flow
+// shop run from stage P−1 down to 0, and stage σ's last backward ends after the part of it from P−1
+// to σ. f' and b' include the sender's transfer in the blocking model.
 void gpipe_closed_form(const ScheduleInput& in, const Impl& ws, ScheduleResult* out) {
   const int P = in.devices;
   const int M = in.microbatches;

@@ -84,7 +84,7 @@ void set_infeasible(Evaluation* e, Infeasible why) {
   e->stages.clear();
 }
 
-// Per-stage in-flight micro-batches k_σ (algorithms.md §1.1 "How memory enters",
+// Per-stage in-flight micro-batches k_σ (docs/algorithms.md §1.1 "How memory enters",
 // §2.1 table, §4.3). `stage` is the virtual stage, chunk = stage / P, rank = stage mod P.
 double in_flight(Schedule s, int stage, int P, int v, int M, double wkeep_ratio) {
   const int sigma = stage % P;
@@ -498,7 +498,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   int crit = 0;
   double t_end = 0;
   // Megatron reduces gradients in buckets of max(40 M, 1 M × DP) parameters
-  // (distributed_data_parallel_config.py, algorithms.md §5.4); each bucket pays the
+  // (distributed_data_parallel_config.py, docs/algorithms.md §5.4); each bucket pays the
   // collective's latency, and the last one can only start after the backward ends.
   const double bucket_params = std::max(40e6, 1e6 * dr);
   for (int d = 0; d < P; ++d) {

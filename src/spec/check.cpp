@@ -1,4 +1,4 @@
-// Cross-field validation of a Problem (architecture.md §3.5 "Validation").
+// Cross-field validation of a Problem (docs/architecture.md §3.5 "Validation").
 #include "ppsearch/spec/check.hpp"
 
 #include <algorithm>
@@ -119,7 +119,7 @@ void check_search(Checker& c) {
     c.add("search.vpp", "1 when search.pp = 1 (interleaving needs pipeline parallelism)");
   }
   // Every pipeline stage needs at least one of the L_t + 2 pipeline items
-  // (embedding, layers, output layer; algorithms.md §0).
+  // (embedding, layers, output layer; docs/algorithms.md §0).
   if (p.model.layers >= 1 && !s.pp.empty()) {
     const long long stages = static_cast<long long>(min_or(s.pp, 1)) * min_or(s.vpp, 1);
     if (stages > p.model.layers + 2LL) {

@@ -1,4 +1,4 @@
-// The configuration-key registry (interface.md §2; architecture.md §3.5 "one
+// The configuration-key registry (docs/interface.md §2; docs/architecture.md §3.5 "one
 // definition per knob"). Every key is one row of kKeys below: its parser, range
 // check, unit conversion, canonical text, default and help all derive from it.
 #include "ppsearch/spec/keys.hpp"
@@ -28,7 +28,7 @@ struct Unit {
   bool divide;
 };
 constexpr Unit kNoUnit{"", 1.0, false};
-constexpr Unit kGB{"GB", 1e9, false};             // _gb = 10^9 bytes (interface.md §2)
+constexpr Unit kGB{"GB", 1e9, false};             // _gb = 10^9 bytes (docs/interface.md §2)
 constexpr Unit kGBps{"GB/s", 1e9, false};         // _gb_per_s = 10^9 bytes/s
 constexpr Unit kGbitps{"Gbit/s", 1.25e8, false};  // _gbit_per_s = 10^9 bits/s = 1.25e8 bytes/s
 constexpr Unit kTflops{"TFLOP/s", 1e12, false};   // _tflops = 10^12 FLOP/s
@@ -293,7 +293,7 @@ std::vector<KeyDef> build_table() {
       [](const Problem& p) { return static_cast<int>(p.training.attention_flops); },
       [](Problem& p, int v) { p.training.attention_flops = static_cast<AttentionFlops>(v); },
       "core-attention FLOPs counted for MFU: full s x s matrix (PaLM, Korthikanti et al.) or "
-      "causal half (Megatron-LM since 2025-03); algorithms.md §3.1"));
+      "causal half (Megatron-LM since 2025-03); docs/algorithms.md §3.1"));
   t.push_back(bool_key("training.overlap_grad_reduce",
                        PPSEARCH_REF(bool, training.overlap_grad_reduce),
                        "DP gradient reduction overlaps the backward pass (Megatron "
@@ -345,9 +345,10 @@ std::vector<KeyDef> build_table() {
       within(float_key("gpu.memory_bandwidth_gb_per_s", PPSEARCH_REF(double, gpu.hbm_bytes_per_s),
                        kGBps, 0, true, "HBM bandwidth per GPU"),
              1, 1e6));
-  t.push_back(int_key("gpu.sm_count", PPSEARCH_REF(int, gpu.sm_count), 1,
-                      "streaming multiprocessors, for GEMM wave quantisation (algorithms.md §3.3)",
-                      kMaxSmCount, true));
+  t.push_back(
+      int_key("gpu.sm_count", PPSEARCH_REF(int, gpu.sm_count), 1,
+              "streaming multiprocessors, for GEMM wave quantisation (docs/algorithms.md §3.3)",
+              kMaxSmCount, true));
   t.push_back(int_key("gpu.gemm_tile_m", PPSEARCH_REF(int, gpu.gemm_tile_m), 1,
                       "GEMM output-tile rows, for tile/wave quantisation", kMaxGemmTile, true));
   t.push_back(int_key("gpu.gemm_tile_n", PPSEARCH_REF(int, gpu.gemm_tile_n), 1,
@@ -406,7 +407,7 @@ std::vector<KeyDef> build_table() {
   t.push_back(within(float_key("cluster.nvlink_latency_us",
                                PPSEARCH_REF(double, cluster.nvlink_latency_s), kUs, 0, false,
                                "latency of one transfer step over NVLink (alpha per hop, "
-                               "algorithms.md §5.3)"),
+                               "docs/algorithms.md §5.3)"),
                      0, 1e3));
   t.push_back(within(float_key("cluster.network_bandwidth_gbit_per_s",
                                PPSEARCH_REF(double, cluster.network_bytes_per_s), kGbitps, 0, true,
@@ -415,7 +416,7 @@ std::vector<KeyDef> build_table() {
   t.push_back(within(float_key("cluster.network_latency_us",
                                PPSEARCH_REF(double, cluster.network_latency_s), kUs, 0, false,
                                "latency of one transfer step over the network (alpha per hop, "
-                               "algorithms.md §5.3)"),
+                               "docs/algorithms.md §5.3)"),
                      0, 1e3));
   t.push_back(string_key("cluster.fabric", PPSEARCH_REF(std::string, cluster.fabric),
                          "scale-out fabric: infiniband, roce, ... (informational)"));

@@ -1,5 +1,5 @@
 // Spellings of the spec enums as they appear on the command line, in config
-// files and in the HDF5 enum types (interface.md §1–3). One table per enum:
+// files and in the HDF5 enum types (docs/interface.md §1–3). One table per enum:
 // to_string, the parsers and the key registry's allowed sets (spec/keys.cpp)
 // all read these tables, so a name is defined exactly once.
 #include "ppsearch/spec/specs.hpp"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fixing every knob evaluates exactly that configuration (interface.md §1).
+# Fixing every knob evaluates exactly that configuration (docs/interface.md §1).
 source "$SOURCE_DIR/tests/e2e/_lib.sh"
 expect_rc 0 "$PPSEARCH" --gpus 128 --tp 8 --pp 8 --vpp 2 --mbs 1 --schedule interleaved-1f1b \
   --recompute selective --sp on --zero 1 --cp 1 --output one.h5 --overwrite

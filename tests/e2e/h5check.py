@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Read a ppsearch HDF5 result file and check it against the contract (interface.md section 3).
+"""Read a ppsearch HDF5 result file and check it against the contract (docs/interface.md §3).
 
 Run it with Debian's /usr/bin/python3, which has h5py (the python3 first on PATH may not).
 
@@ -313,7 +313,7 @@ def check_stages(ck, stages, rows, partition):
 
 
 def check_best(ck, best, rows):
-    # One row per GPU count that was searched (interface.md: "one row per value of --gpus"):
+    # One row per GPU count that was searched (docs/interface.md: "one row per value of --gpus"):
     # the best feasible row of that count, or its first (infeasible) row when none is feasible.
     feas = rows["feasible"].astype(bool)
     gpus_all = np.unique(rows["gpus"])

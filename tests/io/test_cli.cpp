@@ -1,5 +1,5 @@
 // The command line (cli/options.cpp): argument vectors parsed in-process, with the
-// exact text users see for each kind of mistake (interface.md §1, §4).
+// exact text users see for each kind of mistake (docs/interface.md §1, §4).
 #include <gtest/gtest.h>
 
 #include <stdlib.h>

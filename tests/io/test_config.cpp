@@ -138,7 +138,7 @@ TEST(Presets, EveryNumberHasASourceComment) {
   }
 }
 
-// The values interface.md and the known errors of the source document pin down.
+// The values docs/interface.md and the known errors of the source document pin down.
 TEST(Presets, HardwareFiguresMatchTheDatasheets) {
   auto gpu = [](const std::string& name) {
     LoadRequest req = with_gpus();

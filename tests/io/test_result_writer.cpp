@@ -1,4 +1,4 @@
-// The HDF5 result writer (interface.md §3): values round-trip through the HDF5 C API, the file
+// The HDF5 result writer (docs/interface.md §3): values round-trip through the HDF5 C API, the file
 // types are the contract types, the bytes depend only on the data, the file appears under its
 // final name only on commit, and h5py (tests/e2e/h5check.py) reads every contract field.
 #include <hdf5.h>

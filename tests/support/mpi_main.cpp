@@ -1,4 +1,4 @@
-// GoogleTest main for the MPI tests (environment.md section 6): only rank 0 prints the normal
+// GoogleTest main for the MPI tests (docs/environment.md §6): only rank 0 prints the normal
 // gtest output, other ranks print only their failed assertions prefixed "[rank N]", and every
 // rank exits with the MPI_MAX of the results (a failure anywhere fails the CTest test).
 // Besides src/comm/mpi_communicator.cpp, the only file that includes <mpi.h>.

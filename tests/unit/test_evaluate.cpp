@@ -62,7 +62,7 @@ TEST(Comm, SingleDomainAllReduceIsRingFormula) {
     EXPECT_NEAR(collective_time(Collective::kAllReduce, S, g, l),
                 std::min(ring, tree + S * 2.0 * (n - 1) / n / (450e9 * 0.8)), 1e-12);
   }
-  // Across domains: bus bandwidth = min(NVLink, k·NIC) (algorithms.md §5.3).
+  // Across domains: bus bandwidth = min(NVLink, k·NIC) (docs/algorithms.md §5.3).
   const GroupShape g = group_shape(32, 1, 8);  // 8 per domain, 4 domains
   EXPECT_EQ(g.per_domain, 8);
   EXPECT_EQ(g.domains, 4);

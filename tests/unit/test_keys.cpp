@@ -1,5 +1,5 @@
 // The configuration-key registry (spec/keys.cpp) and the cross-field checks
-// (spec/check.cpp). Expected values come from interface.md §2 (key names, units)
+// (spec/check.cpp). Expected values come from docs/interface.md §2 (key names, units)
 // and closed forms (unit factors), never from the code under test.
 #include <gtest/gtest.h>
 
@@ -148,7 +148,7 @@ std::vector<std::string> keys_of(const std::vector<ConfigIssue>& issues) {
 
 // ---- the registry holds the contract's keys ----------------------------------------------
 TEST(Keys, HoldsEveryKeyOfTheInterface) {
-  // interface.md §2, plus the calibration keys and search.gpus.
+  // docs/interface.md §2, plus the calibration keys and search.gpus.
   const std::vector<std::string> required = {"model.name",
                                              "model.layers",
                                              "model.hidden_size",
@@ -215,7 +215,8 @@ TEST(Keys, HoldsEveryKeyOfTheInterface) {
   EXPECT_EQ(key_infos().size(), known.size());
 }
 
-// ---- unit conversions (interface.md §2: _gb = 1e9 B, _gbit_per_s = 1e9 bit/s, _us = 1e-6 s) --
+// ---- unit conversions (docs/interface.md §2: _gb = 1e9 B, _gbit_per_s = 1e9 bit/s, _us = 1e-6 s)
+// --
 TEST(Keys, ConvertsFileUnitsToSI) {
   Problem p;
   ASSERT_FALSE(apply_key(p, "gpu.peak_tflops", "989", "t"));

@@ -1,4 +1,4 @@
-// Unit tests of the layer partitioner (algorithms.md §1.1, §1.3). Oracles: exhaustive
+// Unit tests of the layer partitioner (docs/algorithms.md §1.1, §1.3). Oracles: exhaustive
 // enumeration of compositions, closed forms, and the O(L²·S) reference DP.
 // Set PPSEARCH_TEST_SEED to vary the random instances; failures print the instance seed.
 #include <gtest/gtest.h>
@@ -177,7 +177,7 @@ Instance random_instance(std::uint64_t seed, int max_items, int max_stages, bool
     double k = 0;
     switch (kind) {
       case InFlight::OneFOneB:
-        k = std::min(stages - s, micro_batches);  // algorithms.md §1.1, 1F1B
+        k = std::min(stages - s, micro_batches);  // docs/algorithms.md §1.1, 1F1B
         break;
       case InFlight::GPipe:
         k = micro_batches;
@@ -396,7 +396,7 @@ TEST(Partition, TransformerLikeChainsMatchReference) {
   EXPECT_GT(binding, 30);
 }
 
-// ----- 2. the greedy counterexample of algorithms.md §1.3 ---------------------------------
+// ----- 2. the greedy counterexample of docs/algorithms.md §1.3 ---------------------------------
 
 PartitionProblem greedy_counterexample() {
   PartitionProblem p = uniform_problem(4, 3, 1.0);

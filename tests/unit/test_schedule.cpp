@@ -1,6 +1,6 @@
-// Tests of the pipeline-schedule module (algorithms.md §2). Expected values come from the closed
-// forms and bounds of §2.1–§2.3, from brute-force recounts of the generated op orders, or from
-// the reference simulator (for the fast path); never from the output of the code under test.
+// Tests of the pipeline-schedule module (docs/algorithms.md §2). Expected values come from the
+// closed forms and bounds of §2.1–§2.3, from brute-force recounts of the generated op orders, or
+// from the reference simulator (for the fast path); never from the output of the code under test.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -191,7 +191,7 @@ TEST(ScheduleOrder, WarmupLengthsMatchMegatron) {
   }
 }
 
-// ----- closed forms, homogeneous stages, no p2p (algorithms.md §2.1)
+// ----- closed forms, homogeneous stages, no p2p (docs/algorithms.md §2.1)
 // ------------------------------
 
 TEST(ScheduleClosedForm, GPipeAnd1F1BAreBothMPlusPMinusOneTimesFPlusB) {
@@ -296,7 +296,7 @@ TEST(ScheduleClosedForm, RejectsArgumentsOutsideTheDomain) {
 }
 
 TEST(ScheduleClosedForm, UniformBubbleFractionAndBusy) {
-  // Bubble / total for uniform 1F1B: (P−1)/(M+P−1) (interface.md, bubble_fraction).
+  // Bubble / total for uniform 1F1B: (P−1)/(M+P−1) (docs/interface.md, bubble_fraction).
   for (int P : {1, 2, 4, 8, 16}) {
     for (int M : {1, 4, 16, 64}) {
       const double f = 1.0;
@@ -407,7 +407,8 @@ TEST(SchedulePeaks, ZBH1KeepsWStateOfDeferredMicrobatches) {
   }
 }
 
-// ----- heterogeneous stages (algorithms.md §2.3) -------------------------------------------------
+// ----- heterogeneous stages (docs/algorithms.md §2.3)
+// -------------------------------------------------
 
 TEST(ScheduleHeterogeneous, GPipeExactFlowShopFormula) {
   const std::uint32_t seed = base_seed() + 2;
@@ -542,7 +543,8 @@ TEST(ScheduleHeterogeneous, OneFOneBUpperBoundExactWhenLastStageIsSlowest) {
   }
 }
 
-// ----- p2p (algorithms.md §2.3) -----------------------------------------------------------------
+// ----- p2p (docs/algorithms.md §2.3)
+// -----------------------------------------------------------------
 
 TEST(ScheduleP2P, BlockingModel) {
   // §2.3 approximates T ≈ (M+P−1)(f+b+2c). [derived] Exact for this model: the first stage

@@ -1,5 +1,5 @@
 /// \file
-/// The command line (interface.md §1) → a RunRequest, or an exit with a text
+/// The command line (docs/interface.md §1) → a RunRequest, or an exit with a text
 /// (--help, --version, usage and configuration errors). Parsing only: nothing is
 /// printed, no file is written and the output file is not looked at (main does that).
 /// Std-only interface; Boost.Program_options is used in the .cpp only.
@@ -49,7 +49,7 @@ struct CliOutcome {
 ///        the configuration (config_file.hpp). Errors come back as an exit with
 ///        code 2 (ExitCode::kUsage) and one line per issue in the form
 ///        "ppsearch: error: SOURCE: KEY = VALUE: what is allowed".
-///        Extra options beyond interface.md §1: --partitioner fast|reference,
+///        Extra options beyond docs/interface.md §1: --partitioner fast|reference,
 ///        --simulation fast|full, --print-config (print the resolved INI and exit),
 ///        --help-config (print the configuration-key reference and exit),
 ///        --max-candidates N (= search.max_candidates). A sweep with more candidates

@@ -1,4 +1,4 @@
-// α–β communication model (algorithms.md §5). Times in seconds, sizes in bytes.
+// α–β communication model (docs/algorithms.md §5). Times in seconds, sizes in bytes.
 #pragma once
 
 #include "ppsearch/spec/specs.hpp"

@@ -1,4 +1,4 @@
-// Per-item costs of one candidate (algorithms.md §0, §3, §4, §5.4).
+// Per-item costs of one candidate (docs/algorithms.md §0, §3, §4, §5.4).
 // The pipeline is a chain of items: the embedding, L transformer layers (all
 // identical, so one ItemCost describes them) and the final norm + output layer + loss.
 #pragma once
@@ -44,13 +44,13 @@ struct ChainCosts {
   double bytes_per_param = 0;  // static bytes per parameter under the ZeRO stage
 };
 
-// Model FLOPs of one optimizer step (algorithms.md §3.1), under the convention
+// Model FLOPs of one optimizer step (docs/algorithms.md §3.1), under the convention
 // chosen by training.attention_flops; and the recompute FLOPs for HFU.
 double model_flops_per_step(const ModelSpec&, int global_batch, AttentionFlops);
 double recompute_flops_per_step(const ModelSpec&, int global_batch, Recompute,
                                 SelectiveRecompute = SelectiveRecompute::kCoreAttention);
 
-// Time of one dense GEMM [m×k]·[k×n] on the GPU (algorithms.md §3.3 (b)):
+// Time of one dense GEMM [m×k]·[k×n] on the GPU (docs/algorithms.md §3.3 (b)):
 // 2mnk / (η·peak·q_wave) + a fixed per-kernel overhead.
 double gemm_time(double m, double n, double k, const GpuSpec&);
 

@@ -1,5 +1,5 @@
 /// \file
-/// Loading a Problem from presets, INI files and overrides (interface.md §2).
+/// Loading a Problem from presets, INI files and overrides (docs/interface.md §2).
 /// Order, later wins: built-in defaults → GPU preset named by cluster.gpu →
 /// cluster file (it may carry [gpu] keys) → model file (it may carry [training]
 /// keys) → --config files in order → --set overrides in order → command-line

@@ -1,4 +1,4 @@
-// HDF5 result file (interface.md §3). The only HDF5 user is src/io/hdf5_result_writer.cpp;
+// HDF5 result file (docs/interface.md §3). The only HDF5 user is src/io/hdf5_result_writer.cpp;
 // this header is std-only. Rank 0 writes; rows are streamed in final (ranked) order.
 #pragma once
 

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// \brief Contiguous min-max partitioning of a chain of items (layers) into pipeline stages
-///        under per-stage memory limits (design: algorithms.md §1.1 and §1.3).
+///        under per-stage memory limits (design: docs/algorithms.md §1.1 and §1.3).
 ///
 /// A chain of L items 0..L-1 is split into S contiguous, non-empty stages. Stage σ covering the
 /// items [i, j) has time
@@ -14,7 +14,7 @@
 ///                    + max transient_bytes + extra_bytes[σ]
 ///
 /// (sums and max over l ∈ [i, j)). A partition is feasible when Mem ≤ capacity_bytes on every
-/// stage. The objective is the bottleneck max_σ T(σ, ·, ·) (algorithms.md §1.1, "Objective").
+/// stage. The objective is the bottleneck max_σ T(σ, ·, ·) (docs/algorithms.md §1.1, "Objective").
 ///
 /// Exactness and arithmetic. Interval sums are differences of prefix sums accumulated from item
 /// 0 upwards, and every function in this header (including stage_time() and stage_memory())
@@ -31,7 +31,7 @@
 /// Ties. Among all partitions that reach the optimal bottleneck, every solver returns the one
 /// whose cut points are latest, compared from the last cut backwards: the largest bounds[S−1],
 /// then the largest bounds[S−2] among those, and so on. This leaves any slack on the early
-/// stages, where a bottleneck costs less under 1F1B (algorithms.md §2.3).
+/// stages, where a bottleneck costs less under 1F1B (docs/algorithms.md §2.3).
 #include <limits>
 #include <vector>
 
@@ -85,15 +85,15 @@ class PartitionWorkspace {
   int m_transient_item = -1;
 };
 
-/// O(L²·S) PipeDream-style DP (algorithms.md §1.1). The test oracle: it checks every split point
-/// and relies on no monotonicity.
+/// O(L²·S) PipeDream-style DP (docs/algorithms.md §1.1). The test oracle: it checks every split
+/// point and relies on no monotonicity.
 Partition partition_reference(const PartitionProblem& problem);
 
 /// Exact fast partitioner used in the search; same result as partition_reference().
 /// A DP over (stage, end item) like §1.1, with two speed-ups:
 ///  - the best split point of each cell comes from a monotone queue over the sliding window of
 ///    memory-feasible split points (amortised O(1) per cell, like the monotone split-point DP of
-///    algorithms.md §1.3b, but it needs neither D monotone in the split index nor k_σ
+///    docs/algorithms.md §1.3b, but it needs neither D monotone in the split index nor k_σ
 ///    non-increasing);
 ///  - only cells that a partition with bottleneck <= a limit can use are visited (a band from
 ///    greedy forward/backward reaches, which bound every such partition). The first limit is a
@@ -106,7 +106,7 @@ Partition partition_fast(const PartitionProblem& problem);
 /// valid until the next call that uses the same workspace.
 const Partition& partition_fast(const PartitionProblem& problem, PartitionWorkspace& workspace);
 
-/// Exact reachability probe, O(L·S) (algorithms.md §1.3a), plus bisection on the bottleneck.
+/// Exact reachability probe, O(L·S) (docs/algorithms.md §1.3a), plus bisection on the bottleneck.
 /// Midpoints are taken in value, falling back to the ordered bit patterns of doubles when that
 /// makes no progress, so the search ends on the exact optimum (a double). Both ends snap to
 /// candidate values: a feasible probe lowers the upper end to the bottleneck of the partition
@@ -118,8 +118,8 @@ Partition partition_bisect_reachability(const PartitionProblem& problem);
 const Partition& partition_bisect_reachability(const PartitionProblem& problem,
                                                PartitionWorkspace& workspace);
 
-/// The classical greedy max-reach probe (algorithms.md §1.3): each stage takes as many items as
-/// the bottleneck and memory allow while leaving one item for every later stage. NOT exact when
+/// The classical greedy max-reach probe (docs/algorithms.md §1.3): each stage takes as many items
+/// as the bottleneck and memory allow while leaving one item for every later stage. NOT exact when
 /// memory limits depend on the stage index (it can answer false although a partition exists);
 /// kept only to document that failure. A true answer is always correct.
 bool greedy_probe_feasible(const PartitionProblem& problem, double bottleneck_s);

@@ -1,10 +1,10 @@
 #pragma once
 /// \file
-/// Pipeline-schedule simulator (algorithms.md §2): generators for GPipe, 1F1B, interleaved 1F1B
-/// and ZB-H1, the event-driven reference simulator of §2.4, a fast path whose cost does not grow
-/// with the number of micro-batches, and the homogeneous closed forms of §2.1.
-/// Part of the pure core: std-only, no MPI, HDF5, Boost or OpenMP, no mutable global state. Every
-/// function is thread-safe as long as each thread uses its own SimWorkspace.
+/// Pipeline-schedule simulator (docs/algorithms.md §2): generators for GPipe, 1F1B, interleaved
+/// 1F1B and ZB-H1, the event-driven reference simulator of §2.4, a fast path whose cost does not
+/// grow with the number of micro-batches, and the homogeneous closed forms of §2.1. Part of the
+/// pure core: std-only, no MPI, HDF5, Boost or OpenMP, no mutable global state. Every function is
+/// thread-safe as long as each thread uses its own SimWorkspace.
 
 #include <memory>
 #include <string>
@@ -31,7 +31,8 @@ bool parse_schedule(std::string_view name, ScheduleKind* kind);
 /// "gpipe, 1f1b, interleaved-1f1b, zb-h1".
 const char* schedule_names();
 
-/// \brief How point-to-point transfers between pipeline devices are charged (algorithms.md §2.3).
+/// \brief How point-to-point transfers between pipeline devices are charged (docs/algorithms.md
+/// §2.3).
 enum class P2PMode {
   kAsync,     ///< the transfer only delays the consumer; no device is occupied by it
   kBlocking,  ///< the sender is busy for the transfer time after each F and B it sends
@@ -113,7 +114,7 @@ constexpr long long kMaxStageMicrobatches = 1LL << 22;
 /// form "field = value: constraint".
 std::string validate(const ScheduleInput& in);
 
-/// \brief Full event-driven simulation (algorithms.md §2.4); the reference. O(M·V) time.
+/// \brief Full event-driven simulation (docs/algorithms.md §2.4); the reference. O(M·V) time.
 ScheduleResult simulate(const ScheduleInput& in);
 /// \brief Same as simulate(), reusing `ws` and `*out` (no allocation once they are warm).
 void simulate(const ScheduleInput& in, SimWorkspace& ws, ScheduleResult* out);
@@ -125,12 +126,13 @@ void simulate(const ScheduleInput& in, SimWorkspace& ws, ScheduleResult* out);
 /// reduced M' ≡ M, checks that the end times of whole steady-state steps repeat up to one constant
 /// shift D (max-plus periodicity), and adds D for each period left out; when no repeat is found
 /// well below M it evaluates the compiled program for M itself. GPipe uses its exact flow-shop
-/// closed form (algorithms.md §2.3). See src/schedule/simulator.cpp for the argument.
+/// closed form (docs/algorithms.md §2.3). See src/schedule/simulator.cpp for the argument.
 ScheduleResult simulate_fast(const ScheduleInput& in);
 /// \brief Same as simulate_fast(), reusing `ws` and `*out`.
 void simulate_fast(const ScheduleInput& in, SimWorkspace& ws, ScheduleResult* out);
 
-/// \brief Closed-form pipeline time for homogeneous stages and no p2p cost (algorithms.md §2.1).
+/// \brief Closed-form pipeline time for homogeneous stages and no p2p cost (docs/algorithms.md
+/// §2.1).
 ///
 /// Convention: f, b, w are one device's forward, input-gradient and weight-gradient time for one
 /// micro-batch. With interleaving each of a device's v chunks takes f/v, b/v, w/v. Schedules

@@ -1,8 +1,8 @@
 #pragma once
 /// \file
-/// Schedule generators (algorithms.md §2.4): the per-device op order of GPipe, 1F1B, interleaved
-/// 1F1B and ZB-H1. Used by the simulator in pipeline_schedule.hpp and exposed for tests and
-/// tools. Pure core: std-only.
+/// Schedule generators (docs/algorithms.md §2.4): the per-device op order of GPipe, 1F1B,
+/// interleaved 1F1B and ZB-H1. Used by the simulator in pipeline_schedule.hpp and exposed for tests
+/// and tools. Pure core: std-only.
 
 #include <string>
 #include <vector>

@@ -1,6 +1,6 @@
 // evaluate(): one candidate → predicted step time, MFU, memory per pipeline rank,
 // exposed communication and the layer partition, or the reason it cannot run
-// (algorithms.md §7 "Engine flow").
+// (docs/algorithms.md §7 "Engine flow").
 #pragma once
 
 #include <memory>

@@ -2,7 +2,7 @@
 /// Validation of a whole Problem: every per-key range (re-checked, since a
 /// Problem built in code bypasses the parser) and every cross-field rule,
 /// collected at once so that a user fixes everything in one pass
-/// (architecture.md §3.5). Pure core: std only.
+/// (docs/architecture.md §3.5). Pure core: std only.
 ///
 /// Combinations that are merely infeasible for some candidates (TP not dividing
 /// the heads, a stage that does not fit in memory) are NOT issues here; the

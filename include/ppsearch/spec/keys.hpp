@@ -1,7 +1,7 @@
 /// \file
 /// The configuration-key registry: ONE table that describes every INI key
 /// (`section.key`), its type, unit, allowed values, default and help line
-/// (interface.md §2). Parsing, range checks, unit conversion to SI, the
+/// (docs/interface.md §2). Parsing, range checks, unit conversion to SI, the
 /// canonical INI text (to_ini), "did you mean" hints and the key reference all
 /// come from that table. Pure core: std only, no Boost, no file I/O.
 #pragma once

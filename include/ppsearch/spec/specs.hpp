@@ -1,6 +1,6 @@
 // Plain specs of the problem: model, training, GPU, cluster and search knobs.
 // SI units inside (bytes, seconds, FLOP/s); config keys carry their units
-// (interface.md §2) and are converted once, in spec/keys.cpp.
+// (docs/interface.md §2) and are converted once, in spec/keys.cpp.
 #pragma once
 
 #include <cstdint>

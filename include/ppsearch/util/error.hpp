@@ -1,4 +1,4 @@
-// Error kinds and exit codes (interface.md §4). Three failure kinds never mix:
+// Error kinds and exit codes (docs/interface.md §4). Three failure kinds never mix:
 // a user mistake is a ConfigError (exit 2), an infeasible candidate is a value
 // (search/evaluation.hpp), and a bug is an internal error (exit 1).
 #pragma once
