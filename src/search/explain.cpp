@@ -33,6 +33,7 @@ std::string pct(double part, double whole) {
 }
 
 std::string gb(double bytes) { return fmt("%.1f", bytes / 1e9); }
+std::string gbv(double gigabytes) { return fmt("%.1f", gigabytes); }
 
 // "E+t*10" style item ranges of one pipeline rank's chunks.
 std::string rank_layers(const Evaluation& e, int rank) {
@@ -115,9 +116,10 @@ std::string format_explain(const Problem& problem, const Candidate& c, const Exp
   // ---- Per pipeline rank ------------------------------------------------------------------
   o += "\nPer pipeline rank (time: forward + backward of one micro-batch, all its chunks):\n";
   char line[512];
-  std::snprintf(line, sizeof line, "  %4s %-11s %10s %10s %10s %10s %10s %9s %7s  %s\n", "rank",
-                "items", "time/mb", "compute", "TP exp", "CP exp", "p2p", "idle", "memory",
-                "GB: static + activations + transient + reserve, % of GPU");
+  std::snprintf(
+      line, sizeof line, "  %4s %-11s %10s %10s %10s %10s %10s %9s %7s  %s\n", "rank", "items",
+      "time/mb", "compute", "TP exp", "CP exp", "p2p", "idle", "memory",
+      "GB: weights + grads + optimizer + activations + W state + transient + workspace, % of GPU");
   o += line;
   int slow = 0, mem_rank = 0;
   double mean_t = 0;
@@ -130,9 +132,18 @@ std::string format_explain(const Problem& problem, const Candidate& c, const Exp
     if (b.memory_bytes[d] > b.memory_bytes[mem_rank]) mem_rank = d;
   }
   for (int d = 0; d < P; ++d) {
-    const std::string mem = gb(b.static_bytes[d]) + " + " + gb(b.activation_bytes[d]) + " + " +
-                            gb(b.transient_bytes[d]) + " + " + gb(b.reserve_bytes) + ", " +
-                            pct(b.memory_bytes[d], cap);
+    // The per-stage breakdown of the evaluation (docs/memory.md), which sums to the rank's
+    // memory; without stage rows, the evaluator's coarser split.
+    const auto st = std::find_if(e.stages.begin(), e.stages.end(),
+                                 [d](const StageResult& x) { return x.pipeline_rank == d; });
+    const std::string mem =
+        st != e.stages.end() ? gbv(st->weights_gb) + " + " + gbv(st->gradients_gb) + " + " +
+                                   gbv(st->optimizer_gb) + " + " + gbv(st->activations_gb) + " + " +
+                                   gbv(st->wstate_gb) + " + " + gbv(st->transient_gb) + " + " +
+                                   gbv(st->workspace_gb) + ", " + pct(st->memory_gb * 1e9, cap)
+                             : gb(b.static_bytes[d]) + " (static) + " + gb(b.activation_bytes[d]) +
+                                   " + " + gb(b.transient_bytes[d]) + " + " + gb(b.reserve_bytes) +
+                                   " (reserve), " + pct(b.memory_bytes[d], cap);
     std::snprintf(line, sizeof line, "  %4d %-11s %10s %10s %10s %10s %10s %9s %7s  %s\n", d,
                   rank_layers(e, d).c_str(), secs(per_mb[d]).c_str(), secs(b.compute_s[d]).c_str(),
                   secs(b.tp_exposed_s[d]).c_str(), secs(b.cp_exposed_s[d]).c_str(),
@@ -140,11 +151,8 @@ std::string format_explain(const Problem& problem, const Candidate& c, const Exp
                   gb(b.memory_bytes[d]).c_str(), mem.c_str());
     o += line;
   }
-  // Hook: the static term is weights + gradients + optimizer state together; it is split here
-  // once the evaluation carries those terms separately.
   o += "  (items: 0 = embedding, 1.." + std::to_string(problem.model.layers) + " = layers, " +
-       std::to_string(problem.model.layers + 1) +
-       " = head + loss; static = weights + gradients + optimizer state)\n";
+       std::to_string(problem.model.layers + 1) + " = head + loss)\n";
 
   // ---- Communication ----------------------------------------------------------------------
   const int r = b.critical_rank;
