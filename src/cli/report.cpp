@@ -22,17 +22,6 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-std::string stage_segment(int first, int last, int layers) {
-  std::string s;
-  if (first == 0) s += "E";
-  const int lo = std::max(first, 1), hi = std::min(last, layers);
-  const int n = hi >= lo ? hi - lo + 1 : 0;
-  if (n == 1) s += "t";
-  if (n > 1) s += "t*" + std::to_string(n);
-  if (last == layers + 1) s += "L";
-  return s;
-}
-
 // "cp 4 dp 32 mbs 2": the knobs in which `other` differs from `lead`.
 std::string knob_difference(const ResultRow& lead, const ResultRow& other) {
   std::string out;
@@ -121,31 +110,6 @@ void print_fastest_cheapest(std::ostream& os, const Problem& problem, const Sear
 }
 
 }  // namespace
-
-std::string megatron_layout(const std::vector<std::pair<int, int>>& stages, int layers) {
-  std::string out;
-  for (std::size_t i = 0; i < stages.size(); ++i) {
-    if (i) out += "|";
-    out += stage_segment(stages[i].first, stages[i].second, layers);
-  }
-  return out;
-}
-
-std::string megatron_first_last_flags(const std::vector<std::pair<int, int>>& stages, int layers,
-                                      int vpp) {
-  const int P = static_cast<int>(stages.size());
-  if (vpp != 1 || P < 3) return {};
-  auto count = [&](int i) {
-    const int lo = std::max(stages[i].first, 1), hi = std::min(stages[i].second, layers);
-    return hi >= lo ? hi - lo + 1 : 0;
-  };
-  const int mid = count(1);
-  for (int i = 2; i < P - 1; ++i)
-    if (count(i) != mid) return {};
-  if (count(0) == mid && count(P - 1) == mid) return "(even split: no flag needed)";
-  return "--decoder-first-pipeline-num-layers " + std::to_string(count(0)) +
-         " --decoder-last-pipeline-num-layers " + std::to_string(count(P - 1));
-}
 
 std::string rule_summary(const Enumeration& en) {
   std::string s;

@@ -14,6 +14,16 @@
 
 namespace ppsearch {
 
+// Megatron-LM --pipeline-model-parallel-layout for a partition given as
+// (first_layer, last_layer) per virtual stage in virtual-stage order; items are
+// 0 = embedding, 1..L = layers, L+1 = head + loss. E.g. "Et*10|t*10|t*9L".
+std::string megatron_layout(const std::vector<std::pair<int, int>>& stages, int layers);
+
+// "--decoder-first-pipeline-num-layers A --decoder-last-pipeline-num-layers B" when the
+// middle stages are equal and VPP = 1 (the flags Megatron offers for that case); else "".
+std::string megatron_first_last_flags(const std::vector<std::pair<int, int>>& stages, int layers,
+                                      int vpp);
+
 enum class LaunchFormat { kMegatron, kNemo, kTorchtitan };
 const char* to_string(LaunchFormat);
 bool parse_launch_format(const std::string& text, LaunchFormat* out);  // megatron|nemo|torchtitan
