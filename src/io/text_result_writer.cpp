@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "ppsearch/io/result_writer.hpp"
+#include "result_fields.hpp"
 #include "staging.hpp"
 
 namespace ppsearch {
@@ -26,85 +27,8 @@ namespace {
 
 using io_detail::StagedFile;
 
-// Enum names as in the HDF5 file (hdf5_result_writer.cpp, docs/interface.md §3).
-constexpr const char* kScheduleNames[] = {"gpipe", "1f1b", "interleaved-1f1b", "zb-h1"};
-constexpr const char* kRecomputeNames[] = {"none", "selective", "full"};
-constexpr const char* kInfeasibleNames[] = {"none", "memory", "too_few_layers", "schedule"};
-
-enum class Kind { kI32, kI64, kU8, kI8, kF64, kSchedule, kRecompute, kInfeasible };
-
-struct Field {
-  const char* name;
-  std::size_t offset;
-  Kind kind;
-};
-
-#define PPSEARCH_FIELD(type, member, kind) \
-  Field { #member, offsetof(type, member), kind }
-
-// In the order of the HDF5 compound types (hdf5_result_writer.cpp kRowFields, kStageFields).
-const Field kRowFields[] = {
-    PPSEARCH_FIELD(ResultRow, gpus, Kind::kI32),
-    PPSEARCH_FIELD(ResultRow, tp, Kind::kI32),
-    PPSEARCH_FIELD(ResultRow, pp, Kind::kI32),
-    PPSEARCH_FIELD(ResultRow, cp, Kind::kI32),
-    PPSEARCH_FIELD(ResultRow, dp, Kind::kI32),
-    PPSEARCH_FIELD(ResultRow, vpp, Kind::kI32),
-    PPSEARCH_FIELD(ResultRow, mbs, Kind::kI32),
-    PPSEARCH_FIELD(ResultRow, num_microbatches, Kind::kI32),
-    PPSEARCH_FIELD(ResultRow, global_batch_size, Kind::kI32),
-    PPSEARCH_FIELD(ResultRow, schedule, Kind::kSchedule),
-    PPSEARCH_FIELD(ResultRow, recompute, Kind::kRecompute),
-    PPSEARCH_FIELD(ResultRow, sequence_parallel, Kind::kU8),
-    PPSEARCH_FIELD(ResultRow, zero_stage, Kind::kI8),
-    PPSEARCH_FIELD(ResultRow, feasible, Kind::kU8),
-    PPSEARCH_FIELD(ResultRow, infeasible_reason, Kind::kInfeasible),
-    PPSEARCH_FIELD(ResultRow, iteration_time_s, Kind::kF64),
-    PPSEARCH_FIELD(ResultRow, mfu, Kind::kF64),
-    PPSEARCH_FIELD(ResultRow, hfu, Kind::kF64),
-    PPSEARCH_FIELD(ResultRow, tflops_per_gpu, Kind::kF64),
-    PPSEARCH_FIELD(ResultRow, tokens_per_s, Kind::kF64),
-    PPSEARCH_FIELD(ResultRow, bubble_fraction, Kind::kF64),
-    PPSEARCH_FIELD(ResultRow, peak_memory_gb, Kind::kF64),
-    PPSEARCH_FIELD(ResultRow, compute_s, Kind::kF64),
-    PPSEARCH_FIELD(ResultRow, tp_comm_s, Kind::kF64),
-    PPSEARCH_FIELD(ResultRow, cp_comm_s, Kind::kF64),
-    PPSEARCH_FIELD(ResultRow, pp_comm_s, Kind::kF64),
-    PPSEARCH_FIELD(ResultRow, dp_comm_s, Kind::kF64),
-    PPSEARCH_FIELD(ResultRow, pipeline_s, Kind::kF64),
-    PPSEARCH_FIELD(ResultRow, optimizer_s, Kind::kF64),
-    PPSEARCH_FIELD(ResultRow, needed_memory_gb, Kind::kF64),
-    PPSEARCH_FIELD(ResultRow, worst_rank, Kind::kI32),
-    PPSEARCH_FIELD(ResultRow, recompute_num_layers, Kind::kI32),
-    PPSEARCH_FIELD(ResultRow, time_to_train_s, Kind::kF64),
-    PPSEARCH_FIELD(ResultRow, gpu_hours, Kind::kF64),
-    PPSEARCH_FIELD(ResultRow, cost, Kind::kF64),
-};
-
-const Field kStageFields[] = {
-    PPSEARCH_FIELD(StageRow, candidate, Kind::kI64),
-    PPSEARCH_FIELD(StageRow, stage, Kind::kI32),
-    PPSEARCH_FIELD(StageRow, pipeline_rank, Kind::kI32),
-    PPSEARCH_FIELD(StageRow, first_layer, Kind::kI32),
-    PPSEARCH_FIELD(StageRow, last_layer, Kind::kI32),
-    PPSEARCH_FIELD(StageRow, time_s, Kind::kF64),
-    PPSEARCH_FIELD(StageRow, memory_gb, Kind::kF64),
-    PPSEARCH_FIELD(StageRow, weights_gb, Kind::kF64),
-    PPSEARCH_FIELD(StageRow, gradients_gb, Kind::kF64),
-    PPSEARCH_FIELD(StageRow, optimizer_gb, Kind::kF64),
-    PPSEARCH_FIELD(StageRow, activations_gb, Kind::kF64),
-    PPSEARCH_FIELD(StageRow, wstate_gb, Kind::kF64),
-    PPSEARCH_FIELD(StageRow, transient_gb, Kind::kF64),
-    PPSEARCH_FIELD(StageRow, workspace_gb, Kind::kF64),
-    PPSEARCH_FIELD(StageRow, recomputed_layers, Kind::kI64),
-};
-
-#undef PPSEARCH_FIELD
-
-// A field added to ResultRow or StageRow must be added to the tables above (and to the HDF5
-// tables): the sizes below then change and this stops the build.
-static_assert(sizeof(ResultRow) == 200, "a ResultRow field changed: update kRowFields");
-static_assert(sizeof(StageRow) == 104, "a StageRow field changed: update kStageFields");
+// The enum names and field tables of the HDF5 file (result_fields.hpp): same names, same order.
+using namespace io_detail;
 
 template <typename T>
 T load(const void* row, std::size_t offset) {
