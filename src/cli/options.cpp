@@ -274,8 +274,9 @@ std::string issue_line(const ConfigIssue& issue) {
     out += (out.empty() ? "" : ": ") + text;
   };
   // Key and value are echoed from the input: clipped, so a 1 MB key gives a short line.
-  part(issue.key.empty() ? clip_for_message(issue.value)
-                         : clip_for_message(issue.key) + " = " + clip_for_message(issue.value));
+  part(issue.key.empty() ? clip_for_message(issue.value, kMessageValueBytes)
+                         : clip_for_message(issue.key) + " = " +
+                               clip_for_message(issue.value, kMessageValueBytes));
   part(issue.allowed);
   return out;
 }

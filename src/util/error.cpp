@@ -9,9 +9,9 @@ std::string ConfigIssue::message() const {
   // value are echoed from the input, so each is clipped: a 1 MB key gives a short line.
   std::string m = source.empty() ? std::string() : source + ": ";
   if (!key.empty()) {
-    m += clip_for_message(key) + " = " + clip_for_message(value);
+    m += clip_for_message(key) + " = " + clip_for_message(value, kMessageValueBytes);
   } else {
-    m += clip_for_message(value);
+    m += clip_for_message(value, kMessageValueBytes);
   }
   if (!allowed.empty()) m += ": " + allowed;
   return m;

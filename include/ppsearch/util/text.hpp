@@ -19,4 +19,8 @@ bool is_valid_utf8(const std::string& s);
 // error message short whatever the input.
 std::string clip_for_message(const std::string& s, std::size_t max_bytes = 120);
 
+// How much of an echoed value a message keeps: enough for every legitimate value (a list of
+// missing CSV columns, a long search list), short enough that a 1 MB value gives a short line.
+constexpr std::size_t kMessageValueBytes = 1000;
+
 }  // namespace ppsearch
