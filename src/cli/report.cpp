@@ -293,22 +293,7 @@ int explain_best(std::ostream& os, std::ostream& err, const Problem& problem, co
           << ": no feasible configuration, no trace written\n";
     return 0;
   }
-  const ResultRow& r = out.top.front();
-  Candidate c;
-  c.gpus = r.gpus;
-  c.tp = r.tp;
-  c.pp = r.pp;
-  c.cp = r.cp;
-  c.dp = r.dp;
-  c.vpp = r.vpp;
-  c.mbs = r.mbs;
-  c.num_microbatches = r.num_microbatches;
-  c.global_batch_size = r.global_batch_size;
-  c.schedule = static_cast<Schedule>(r.schedule);
-  c.recompute = static_cast<Recompute>(r.recompute);
-  c.sp = r.sequence_parallel;
-  c.zero = static_cast<std::uint8_t>(r.zero_stage);
-  c.recompute_num_layers = r.recompute_num_layers;
+  const Candidate c = candidate_of(out.top.front());
   EvalOptions eo;
   eo.reference_partitioner = problem.search.reference_partitioner;
   eo.full_simulation = full_simulation;

@@ -345,6 +345,25 @@ std::string out_of_memory_message(const std::string& what, std::int64_t candidat
          "--mbs, --schedule, --recompute, --sp or --zero) or give each rank more memory";
 }
 
+Candidate candidate_of(const ResultRow& r) {
+  Candidate c;
+  c.gpus = r.gpus;
+  c.tp = r.tp;
+  c.pp = r.pp;
+  c.cp = r.cp;
+  c.dp = r.dp;
+  c.vpp = r.vpp;
+  c.mbs = r.mbs;
+  c.num_microbatches = r.num_microbatches;
+  c.global_batch_size = r.global_batch_size;
+  c.schedule = static_cast<Schedule>(r.schedule);
+  c.recompute = static_cast<Recompute>(r.recompute);
+  c.sp = r.sequence_parallel;
+  c.zero = static_cast<std::uint8_t>(r.zero_stage);
+  c.recompute_num_layers = r.recompute_num_layers;
+  return c;
+}
+
 ResultRow to_row(const Candidate& c, const Evaluation& e) {
   ResultRow r;
   std::memset(&r, 0, sizeof r);  // padding bytes are zero: rows compare and hash as data

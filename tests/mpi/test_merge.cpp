@@ -319,6 +319,25 @@ Problem small_problem() {
   return p;
 }
 
+// candidate_of undoes to_row's candidate part for every candidate of a real enumeration (with
+// partial recompute in it): a knob added to one of them and not the other fails here.
+TEST(CandidateOf, InvertsToRowOnAnEnumeration) {
+  Problem p = small_problem();
+  p.search.recompute_num_layers = {0, 2, -1};
+  const std::vector<Candidate> cands = enumerate_candidates(p).candidates;
+  ASSERT_FALSE(cands.empty());
+  Evaluation e;
+  int partial = 0;
+  for (const Candidate& c : cands) {
+    const Candidate back = candidate_of(to_row(c, e));
+    EXPECT_EQ(candidate_key(back), candidate_key(c));
+    EXPECT_EQ(back.num_microbatches, c.num_microbatches);
+    EXPECT_EQ(back.global_batch_size, c.global_batch_size);
+    partial += c.recompute_num_layers != 0;
+  }
+  EXPECT_GT(partial, 0);
+}
+
 // Every candidate evaluated here, sorted in one piece: the order run_search must reproduce.
 void serial_reference(const Problem& p, const std::vector<Candidate>& cands,
                       std::vector<ResultRow>* rows, std::vector<StageRow>* stages) {

@@ -78,6 +78,9 @@ class SearchFailed : public std::runtime_error {
 std::string out_of_memory_message(const std::string& what, std::int64_t candidates);
 
 ResultRow to_row(const Candidate& c, const Evaluation& e);
+// The candidate a row was made from (the inverse of to_row's candidate part), so a row read
+// back or kept for the report can be evaluated again.
+Candidate candidate_of(const ResultRow& r);
 // Fills time_to_train_s, gpu_hours and cost of every row from training.tokens and
 // cluster.price_per_gpu_hour (training_cost(); NaN where not given and in infeasible rows).
 void add_training_cost(std::vector<ResultRow>& rows, const Problem& problem);
