@@ -5,7 +5,7 @@
 #   <boost/...>        src/io/*, src/cli/*, tests/io/*, tests/cli/*
 #   <omp.h>, #pragma omp   src/runtime/*
 #   public headers (include/ppsearch/**): std only, none of the above.
-# The core (util spec cost partition schedule search) is also kept clean by its CMake target
+# The core (util spec cost partition schedule search validate) is also kept clean by its CMake target
 # (it links nothing), but Boost headers and <omp.h> sit on the default include path, so only this
 # check catches them there. Usage: check_includes.sh SOURCE_DIR. Prints file:line per violation.
 set -uo pipefail

@@ -1,7 +1,7 @@
-// libFuzzer target: the runs CSV reader of ppsearch-validate (src/search/validate_csv.cpp):
+// libFuzzer target: the runs CSV reader of ppsearch-validate (src/validate/csv.cpp):
 // RFC 4180 splitting, the header check and the check of every column of every row; then, for the
 // first rows that pass, what ppsearch-validate does before the engine runs: the pre-check, the
-// GPU mapping, the row applied to its cluster preset (validate_run.cpp), the configurations the
+// GPU mapping, the row applied to its cluster preset (src/validate/run.cpp), the configurations the
 // row allows and its family key. A ConfigError is the normal answer to bad input (exit 2); any
 // other exception, a crash or a sanitizer report is a finding.
 #include <cstddef>
