@@ -74,6 +74,10 @@ constexpr KeyOption kKeyOptions[] = {
     {"price-per-gpu-hour", "cluster.price_per_gpu_hour", "PRICE",
      "price of one GPU-hour in your currency (= --set cluster.price_per_gpu_hour=PRICE): adds "
      "the cost of training --tokens and names the cheapest GPU count"},
+    // Software-stack profile (docs/step-time.md).
+    {"stack", "training.stack", "NAME",
+     "software stack whose overlaps and fusions the step time assumes (= --set "
+     "training.stack=NAME): megatron-2021, nemo-24.x, nemo-25.x (default), torchtitan-2024, tuned"},
 };
 
 std::string join(const std::vector<std::string>& items, const char* sep) {

@@ -111,7 +111,8 @@ std::string format_explain(const Problem& problem, const Candidate& c, const Exp
   o += "  tail: DP reduction exposed " + secs(b.dp_exposed_s[b.critical_rank]) + " after rank " +
        std::to_string(b.critical_rank) + "'s last backward, optimizer " + secs(e.optimizer_s) +
        ", parameter all-gather " + secs(b.param_gather_exposed_s) + ", tied embedding " +
-       secs(b.tied_embedding_s) + ", gradient norm " + secs(b.grad_norm_s) + "\n";
+       secs(b.tied_embedding_s) + ", gradient norm " + secs(b.grad_norm_s) + ", straggler wait " +
+       secs(b.straggler_s) + ", fixed per-step overhead " + secs(b.step_overhead_s) + "\n";
 
   // ---- Per pipeline rank ------------------------------------------------------------------
   o += "\nPer pipeline rank (time: forward + backward of one micro-batch, all its chunks):\n";
@@ -357,6 +358,10 @@ std::string schedule_trace_json(const Candidate& c, const ExplainedRow& row) {
     tail("optimizer", at, e.optimizer_s);
     at += e.optimizer_s;
     tail("parameter all-gather (exposed)", at, b.param_gather_exposed_s);
+    at += b.param_gather_exposed_s;
+    tail("straggler wait", at, b.straggler_s);
+    at += b.straggler_s;
+    tail("per-step overhead", at, b.step_overhead_s);
   }
   o += "\n]}\n";
   return o;

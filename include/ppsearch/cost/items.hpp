@@ -34,6 +34,12 @@ struct ItemCost {
   double transient_bytes = 0;  // peak transient while the item runs: activations
                                // (× activation_overhead) + ZeRO-3 gathered weights and gradients
   double time_s() const { return fwd_s + bwd_s + wgt_s; }
+  // For the TP overlap charge (docs/step-time.md; transformer layer only): GEMM time of the
+  // forward and of the backward (dgrad + wgrad, + the replayed forward under full
+  // recomputation), the exposed TP time inside fwd_s / bwd_s, and the whole TP time of each.
+  double gemm_fwd_s = 0, gemm_bwd_s = 0;
+  double tp_fwd_s = 0, tp_bwd_s = 0;
+  double tp_fwd_total_s = 0, tp_bwd_total_s = 0;
 };
 
 struct ChainCosts {
