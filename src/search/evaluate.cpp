@@ -58,7 +58,7 @@ struct Evaluator::Impl {
   // Per device accumulators.
   std::vector<double> dev_static, dev_transient, dev_params, dev_compute, dev_tp, dev_cp,
       dev_window, dev_mem, dev_finish, dev_dp_exposed, dev_dp_total, dev_weight, dev_grad,
-      dev_optim;
+      dev_optim, dev_step;
   EvalBreakdown bd;  // EvalOptions::want_breakdown only
 
   Impl(const Problem& p, EvalOptions o) : pb(p), opt(o), links(effective_links(p.cluster)) {}
@@ -308,6 +308,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     fill(I.dev_weight);
     fill(I.dev_grad);
     fill(I.dev_optim);
+    fill(I.dev_step);
     fill(I.dev_dp_total);
     si.kind = static_cast<ScheduleKind>(static_cast<int>(c.schedule));
     si.devices = P;
@@ -333,6 +334,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         I.dev_weight[d] += it.weight_bytes;
         I.dev_grad[d] += it.grad_bytes;
         I.dev_optim[d] += it.optim_bytes;
+        I.dev_step[d] += it.step_bytes;
         I.dev_params[d] += it.params;
         I.dev_transient[d] = std::max(I.dev_transient[d], it.transient_bytes);
         I.dev_compute[d] += it.compute_s;
@@ -360,8 +362,11 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     *peak = 0;
     *peak_rank = 0;
     for (int d = 0; d < P; ++d) {
-      I.dev_mem[d] =
-          I.dev_static[d] + I.sim.peak_act_bytes[d] + I.dev_transient[d] + cc.extra_bytes;
+      // The optimizer step's fp32 gradient copy is live only when the activations are not
+      // (docs/memory.md "Static memory"): the rank's peak is the larger of the two phases.
+      I.dev_mem[d] = I.dev_static[d] +
+                     std::max(I.sim.peak_act_bytes[d] + I.dev_transient[d], I.dev_step[d]) +
+                     cc.extra_bytes;
       if (I.dev_mem[d] > *peak) {
         *peak = I.dev_mem[d];
         *peak_rank = d;
@@ -642,6 +647,11 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       r.wstate_gb = wstate / 1e9;
       r.activations_gb = (I.sim.peak_act_bytes[d] - wstate) / 1e9;
       r.transient_gb = I.dev_transient[d] / 1e9;
+      if (I.dev_step[d] > I.sim.peak_act_bytes[d] + I.dev_transient[d]) {
+        // The peak is the optimizer step: the fp32 gradient copy, no activations.
+        r.optimizer_gb = (I.dev_optim[d] + I.dev_step[d]) / 1e9;
+        r.wstate_gb = r.activations_gb = r.transient_gb = 0;
+      }
       r.workspace_gb = cc.extra_bytes / 1e9;
       r.recomputed_layers = partial
                                 ? I.stage_recomputed[s]
