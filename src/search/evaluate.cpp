@@ -479,10 +479,29 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
           ok = place(bounds, &peak, &peak_rank) && peak <= cap;
         }
       }
+      double need_bytes = first_peak;
+      int need_rank = first_rank;
+      if (!ok && pb.model.layers % S == 0) {
+        // Last try: Megatron-LM's own layout, the same number of layers in every chunk, the
+        // embedding with the first chunk and the head with the last (num_layers divisible by
+        // PP·VPP is what Megatron requires of an interleaved run; docs/memory.md
+        // "Interleaved"). A published interleaved run is laid out this way.
+        const int per = pb.model.layers / S;
+        bounds.assign(S + 1, 0);
+        for (int st = 1; st < S; ++st) bounds[st] = st * per + 1;
+        bounds[S] = pb.model.layers + 2;
+        if (place(bounds, &peak, &peak_rank)) {
+          ok = peak <= cap;
+          if (peak < need_bytes) {
+            need_bytes = peak;
+            need_rank = peak_rank;
+          }
+        }
+      }
       if (!ok) {
         set_infeasible(&e, Infeasible::kMemory);
-        e.worst_rank = first_rank;
-        e.needed_bytes = first_peak;
+        e.worst_rank = need_rank;
+        e.needed_bytes = need_bytes;
         return;
       }
     }
