@@ -97,6 +97,7 @@ void apply_mla(const Problem& pb, const Candidate& c, ItemCost* L) {
   const ModelSpec& m = pb.model;
   if (!is_mla(m)) return;
   const double t = c.tp, tokens = double(c.mbs) * m.seq_length / c.cp;
+  const double a = m.attention_heads;
   const ProjTimes mla = mla_proj_times(m, tokens, t, pb.gpu);
   const ProjTimes plain = plain_proj_times(m, tokens, t, pb.gpu);
   const double dfwd = mla.fwd - plain.fwd, dbwd = mla.dgrad - plain.dgrad;
@@ -114,6 +115,23 @@ void apply_mla(const Problem& pb, const Candidate& c, ItemCost* L) {
         kBf16 * tokens * 2.0 * (std::max(0, m.mla_q_lora_rank) + m.mla_kv_lora_rank) +
         kBf16 * tokens * m.mla_qk_rope_head_dim;
     L->act_bytes += latent * pb.gpu.activation_overhead;
+  }
+  // Selective recomputation of an MLA model also recomputes the up projections (Megatron-Core
+  // --recompute-modules mla_up_proj, which the Megatron-Bridge DeepSeek-V3 recipes use,
+  // scripts/performance/configs/deepseek/deepseek_workload_base_configs.py): Q, K and V are not
+  // kept, the q and kv up GEMMs run again before the backward (docs/moe.md "Recomputation").
+  if (c.recompute == Recompute::kSelective &&
+      pb.training.selective_recompute == SelectiveRecompute::kCoreAttention) {
+    const double hq = a * m.head_dim, hkv = double(m.kv_heads) * m.head_dim;
+    L->act_bytes = std::max(
+        0.0, L->act_bytes - kBf16 * tokens * (hq + 2 * hkv) / t * pb.gpu.activation_overhead);
+    const double qk = m.mla_qk_nope_head_dim + m.mla_qk_rope_head_dim;
+    const double redo =
+        (m.mla_q_lora_rank > 0 ? gemm_time(tokens, a * qk / t, m.mla_q_lora_rank, pb.gpu) : 0.0) +
+        gemm_time(tokens, a * (m.mla_qk_nope_head_dim + m.mla_v_head_dim) / t, m.mla_kv_lora_rank,
+                  pb.gpu);
+    L->bwd_s += redo;
+    L->compute_s += redo;
   }
 }
 
@@ -297,8 +315,14 @@ MoeItems moe_items(const Problem& pb, const Candidate& c, const Links& links,
   out.expert_gemm_fwd_s = g_fwd;
   // Memory-bound work: permute (read tokens, write k copies), unpermute with the routing
   // weights (read k copies, write tokens), the activation (SwiGLU reads 2F_e writes F_e).
-  const double ew_fwd = kBf16 * (4.0 * rows * h + rows * fe * (glu ? 3.0 : 2.0)) / mem_bw;
-  const double ew_bwd = 2.0 * ew_fwd;
+  const double act_fwd = kBf16 * rows * fe * (glu ? 3.0 : 2.0) / mem_bw;
+  const double ew_fwd = kBf16 * 4.0 * rows * h / mem_bw + act_fwd;
+  // Selective recomputation of a MoE layer also recomputes the experts' activation function
+  // (Megatron-Core --recompute-modules moe_act, used by the Megatron-Bridge MoE recipes): its
+  // output is not kept and the activation runs again before the backward.
+  const bool moe_act = c.recompute == Recompute::kSelective &&
+                       tr.selective_recompute == SelectiveRecompute::kCoreAttention;
+  const double ew_bwd = 2.0 * ew_fwd + (moe_act ? act_fwd : 0.0);
 
   // ---- Shared experts: a dense TP-sharded MLP of ns·F_s on the layer's tokens ---------------
   const double fsh = ns * Fs / t, fsh1 = fsh * (glu ? 2 : 1);
@@ -349,7 +373,7 @@ MoeItems moe_items(const Problem& pb, const Candidate& c, const Links& links,
   // Per routed assignment: FC1 input (h), FC1 output (2F_e/etp gated), activation output
   // (F_e/etp), expert output kept for the weighted unpermute (h); router logits and
   // probabilities in fp32; the shared experts as a dense MLP (6F or 4F per token, TP-sharded).
-  const double a_expert = kBf16 * rows * (2.0 * h + (glu ? 3.0 : 2.0) * fe);
+  const double a_expert = kBf16 * rows * (2.0 * h + (glu ? 3.0 : 2.0) * fe - (moe_act ? fe : 0.0));
   const double a_router = 2.0 * kFp32 * m_tok * E;
   const double a_shared = kBf16 * tokens * (glu ? 3.0 : 2.0) * fsh;
   const double a_moe = a_expert + a_router + a_shared;
