@@ -90,6 +90,19 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
   m.seq_length = run.seq_length;
   m.mlp = run.mlp;
   m.tied_embeddings = false;  // the schema does not say; the interface default
+  // Mixture of experts and MLA (docs/moe.md), from the optional columns.
+  if (run.head_dim > 0) m.head_dim = run.head_dim;
+  m.moe_experts = run.moe_experts;
+  m.moe_top_k = run.moe_top_k;
+  m.moe_ffn_hidden_size = run.moe_ffn_hidden_size;
+  m.moe_shared_experts = run.moe_shared_experts;
+  m.moe_shared_ffn_hidden_size = run.moe_shared_ffn_hidden_size;
+  m.moe_first_dense_layers = run.moe_first_dense_layers;
+  m.mla_q_lora_rank = run.mla_q_lora_rank;
+  m.mla_kv_lora_rank = run.mla_kv_lora_rank;
+  m.mla_qk_rope_head_dim = run.mla_qk_rope_head_dim;
+  m.mla_qk_nope_head_dim = run.mla_qk_nope_head_dim;
+  m.mla_v_head_dim = run.mla_v_head_dim;
 
   p->training.global_batch_size = run.global_batch_size;
   p->training.attention_flops = AttentionFlops::kFull;  // no source halves attention FLOPs
@@ -186,6 +199,8 @@ std::vector<Candidate> run_candidates(const RunRecord& run) {
             c.recompute = r;
             c.sp = static_cast<std::uint8_t>(s);
             c.zero = static_cast<std::uint8_t>(z);
+            c.ep = run.ep;  // mixture of experts (docs/moe.md)
+            c.etp = run.etp;
             out.push_back(c);
           }
         }

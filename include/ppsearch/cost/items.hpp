@@ -35,6 +35,12 @@ struct ItemCost {
   double transient_bytes = 0;  // peak transient while the item runs: activations
                                // (× activation_overhead) + ZeRO-3 gathered weights and gradients
   double time_s() const { return fwd_s + bwd_s + wgt_s; }
+  // Mixture of experts (docs/moe.md): expert parameters on this GPU (their gradients reduce over
+  // the expert-data-parallel group, not over DP·CP; `params` holds the rest) and the expert
+  // dispatch/combine all-to-all in fwd + bwd, exposed and whole.
+  double expert_params = 0;
+  double ep_comm_s = 0;
+  double ep_total_s = 0;
 };
 
 struct ChainCosts {
