@@ -283,7 +283,7 @@ TEST(ValidateCsv, PublicFileParsesCompletely) {
     }
   }
   EXPECT_EQ(fit, 16);
-  EXPECT_EQ(memory, 20);  // 6 Megatron CI, 6 torchtitan/torchao, 8 Vocabulary Parallelism artifact
+  EXPECT_GE(memory, 20);  // at least 6 Megatron CI, 6 torchtitan/torchao, 8 Vocabulary Parallelism artifact
 }
 
 TEST(ValidateCsv, OptionalColumnsAreCheckedAndMayBeAbsent) {
