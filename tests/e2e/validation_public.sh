@@ -11,13 +11,14 @@
 # constants (configs/): a change that moves the predictions away from these runs fails here. The
 # calibrated presets give 3.44 % (README "Accuracy"); 4.0 leaves half a point for harmless changes.
 # MAX_MEAN_ABS_ERROR_ALL_PCT bounds the mean over every modelled row, including the runs added
-# later (docs/validation.md, "Sources"), which the constants were not fitted on: 11.76 % when they
-# were added (79 of 91 rows modelled), so 14.0 fails only on a clear regression.
+# later (docs/validation.md, "Sources added for the held-out test"), which the constants were not
+# fitted on: 12.57 % when they were added (83 of 95 rows modelled), so 15.0 fails only on a clear
+# regression.
 # MIN_MODELLED_ROWS keeps the bounds honest: rows that stop being modelled (e.g. judged not to fit
 # in memory) would otherwise leave the mean. All can be overridden from the environment.
 MAX_MEAN_ABS_ERROR_PCT=${MAX_MEAN_ABS_ERROR_PCT:-4.0}
-MAX_MEAN_ABS_ERROR_ALL_PCT=${MAX_MEAN_ABS_ERROR_ALL_PCT:-14.0}
-MIN_MODELLED_ROWS=${MIN_MODELLED_ROWS:-79}  # rows with a step time modelled when the runs were added
+MAX_MEAN_ABS_ERROR_ALL_PCT=${MAX_MEAN_ABS_ERROR_ALL_PCT:-15.0}
+MIN_MODELLED_ROWS=${MIN_MODELLED_ROWS:-83}  # rows with a step time modelled when the runs were added
 LEGACY_IDS='nar21-*,kor22-*,dgxc-v24.11-*'  # the 31 rows of published-runs-public.csv
 MAX_SECONDS=${MAX_SECONDS:-10}  # the whole public file must stay quick to validate
 
@@ -41,7 +42,7 @@ fi
 # One table row per id of the CSV.
 mapfile -t ids < <("$PY" -c 'import csv, sys
 for row in csv.DictReader(open(sys.argv[1], newline="")): print(row["id"])' "$RUNS")
-[ "${#ids[@]}" -ge 111 ] && ok "${#ids[@]} ids in the public file" || bad "expected >= 111 ids, got ${#ids[@]}"
+[ "${#ids[@]}" -ge 115 ] && ok "${#ids[@]} ids in the public file" || bad "expected >= 115 ids, got ${#ids[@]}"
 missing=0
 for id in "${ids[@]}"; do
   if ! awk -v id="$id" '$1 == id { found = 1 } END { exit !found }' report.txt; then
