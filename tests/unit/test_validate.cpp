@@ -286,7 +286,9 @@ TEST(ValidateCsv, PublicFileParsesCompletely) {
     }
   }
   EXPECT_EQ(fit, 16);
-  EXPECT_EQ(memory, 20);  // 6 Megatron CI, 6 torchtitan/torchao, 8 Vocabulary Parallelism artifact
+  // 6 Megatron CI, 6 torchtitan/torchao, 8 Vocabulary Parallelism artifact, 1 torchtitan PR #1884;
+  // more may be appended (docs/validation.md)
+  EXPECT_GE(memory, 21);
 }
 
 TEST(ValidateCsv, OptionalColumnsAreCheckedAndMayBeAbsent) {
