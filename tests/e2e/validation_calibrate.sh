@@ -80,6 +80,13 @@ n=$(grep -c '^dgxc-v24.11-.* \(fit\|held-out\) ' cal.txt || true)
 expect_rc 0 "$CAL" --validate "$PPSEARCH_VALIDATE" gpu.gemm_efficiency=0.4:0.95 synth.csv
 cmp -s out.txt cal.txt && ok "deterministic output" || bad "a second run printed something else"
 
+# Leave-one-out: every refit on consistent synthetic rows returns the generated value.
+expect_rc 0 "$CAL" --validate "$PPSEARCH_VALIDATE" --loo --no-rows gpu.gemm_efficiency=0.4:0.95 synth.csv
+loo=$(sed -n 's/^    gpu.gemm_efficiency: \[\([0-9.e+-]*\) (without [^)]*), \([0-9.e+-]*\) (without .*/\1 \2/p' out.txt)
+read -r llo lhi <<<"$loo"
+[ -n "${lhi:-}" ] && awk -v a="$llo" -v b="$lhi" -v t="$TRUE_FIT" 'BEGIN { exit !(a > t - 0.005 && b < t + 0.005) }' &&
+  grep -q "^  leave-one-out (7 refits" out.txt && ok "leave-one-out range [$llo, $lhi]" || bad "leave-one-out: '$loo'"
+
 # ---- report only: no key, the presets' residuals and the per-source table -------------------
 expect_rc 0 "$CAL" --validate "$PPSEARCH_VALIDATE" "$RUNS"
 grep -q '^Per source' out.txt && grep -q '^  kor22 ' out.txt && ok "per-source table" ||
