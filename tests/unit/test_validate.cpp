@@ -286,8 +286,8 @@ TEST(ValidateCsv, PublicFileParsesCompletely) {
     }
   }
   EXPECT_EQ(fit, 16);
-  EXPECT_GE(memory,
-            20);  // at least 6 Megatron CI, 6 torchtitan/torchao, 8 Vocabulary Parallelism artifact
+  // At least 6 Megatron CI, 6 torchtitan/torchao, 8 Vocabulary Parallelism artifact.
+  EXPECT_GE(memory, 20);
 }
 
 TEST(ValidateCsv, OptionalColumnsAreCheckedAndMayBeAbsent) {
