@@ -7,6 +7,7 @@
 
 #include "ppsearch/cost/comm.hpp"
 #include "ppsearch/cost/items.hpp"
+#include "ppsearch/cost/moe.hpp"
 #include "ppsearch/partition/partition.hpp"
 #include "ppsearch/schedule/pipeline_schedule.hpp"
 
@@ -58,18 +59,31 @@ struct Evaluator::Impl {
   // Per device accumulators.
   std::vector<double> dev_static, dev_transient, dev_params, dev_compute, dev_tp, dev_cp,
       dev_window, dev_mem, dev_finish, dev_dp_exposed, dev_dp_total, dev_weight, dev_grad,
-      dev_optim;
-  std::vector<double> dev_last_rs, dev_fwd,
-      dev_dp_inline;  // dev_dp_inline: ZeRO-2/3 charges
-                      // inside the micro-batches, per step  // ZeRO-2/3 last reduce-scatter; fwd
-                      // per micro-batch
-  EvalBreakdown bd;   // EvalOptions::want_breakdown only
+      dev_optim, dev_step;
+  // Step time (docs/step-time.md): ZeRO-2/3 last reduce-scatter, forward per micro-batch, and
+  // the ZeRO-2/3 charges inside the micro-batches (per step).
+  std::vector<double> dev_last_rs, dev_fwd, dev_dp_inline;
+  EvalBreakdown bd;  // EvalOptions::want_breakdown only
   // The problem the item costs see: the stack's attention generation and element-wise fusion
   // folded into the GPU constants (docs/step-time.md "Software stacks").
   Problem eff;
+  // Mixture of experts / MLA (docs/moe.md): layers 1..n_dense are ChainCosts::layer, the rest
+  // it_moe; dev_expert sums the expert parameters per device (reduced over expert-DP).
+  bool moe = false;
+  int n_dense = 0;
+  Problem attn_pb;
+  ItemCost it_moe;
+  std::vector<double> dev_expert;
 
   Impl(const Problem& p, EvalOptions o)
-      : pb(p), opt(o), links(effective_links(p.cluster)), eff(stack_costs(p)) {}
+      : pb(p),
+        opt(o),
+        links(effective_links(p.cluster)),
+        eff(stack_costs(p)),
+        moe(is_moe(p.model) || is_mla(p.model)),
+        n_dense(dense_layer_count(p.model)) {
+    if (moe) attn_pb = attention_only_problem(eff);
+  }
 
   static Problem stack_costs(const Problem& p) {
     Problem e = p;
@@ -173,7 +187,8 @@ void fill_breakdown(Evaluator::Impl& I, const ChainCosts& cc, const std::vector<
   for (int s = 0; s < S; ++s) {
     const int d = s % P;
     for (int i = bounds[s]; i < bounds[s + 1]; ++i) {
-      const ItemCost& it = i == 0 ? cc.embed : (i == n_items - 1 ? cc.head : cc.layer);
+      const ItemCost& it =
+          i == 0 ? cc.embed : (i == n_items - 1 ? cc.head : (i <= I.n_dense ? cc.layer : I.it_moe));
       b.tp_total_s[d] += it.tp_total_s;
       b.cp_total_s[d] += it.cp_total_s;
     }
@@ -190,6 +205,38 @@ void fill_breakdown(Evaluator::Impl& I, const ChainCosts& cc, const std::vector<
   b.optimizer_s = optimizer_s;
   b.step_overhead_s = I.pb.training.step_overhead_s;
   b.straggler_s = straggler_s;
+}
+
+// Mixture of experts / MLA (docs/moe.md): the dense layers get MLA's projections, the MoE
+// layers are costed by cost/moe.cpp, and each expert communicator a rank joins (EP, ETP,
+// expert-DP) adds its NCCL buffers.
+void moe_chain(Evaluator::Impl& I, const Candidate& c, ChainCosts* cc) {
+  const bool moe = is_moe(I.pb.model);
+  const MoeItems mi = moe_items(I.pb, c, I.links, cc->layer,
+                                moe ? chain_costs(I.attn_pb, c, I.links).layer : cc->layer);
+  cc->layer = mi.dense_layer;
+  I.it_moe = mi.moe_layer;
+  if (moe)
+    cc->extra_bytes += ((c.ep > 1) + (c.etp > 1) + (expert_dp(c) > 1)) * I.pb.gpu.comm_buffer_bytes;
+}
+
+// FSDP (ZeRO-3) with PP as torchtitan runs it: torch.distributed.pipelining's stage calls
+// set_requires_gradient_sync(False) before every backward but the last micro-batch's
+// (pipelining/stage.py, backward_maybe_with_nosync), so a stage holds its gradients unsharded
+// for the whole step and reduce-scatters them once (docs/moe.md "FSDP with TP and PP").
+void fsdp_pp_gradients(Evaluator::Impl& I, const Candidate& c, ChainCosts* cc) {
+  const double dr = double(c.dp) * c.cp;
+  const double edp = expert_dp(c);
+  const double g = I.pb.training.grad_reduce_in_fp32 ? 4.0 : 2.0;
+  auto fix = [&](ItemCost& it) {
+    const double add = it.params * g * (1.0 - 1.0 / dr) + it.expert_params * g * (1.0 - 1.0 / edp);
+    it.grad_bytes += add;
+    it.static_bytes += add;
+  };
+  fix(cc->embed);
+  fix(cc->layer);
+  fix(cc->head);
+  if (I.moe) fix(I.it_moe);
 }
 
 }  // namespace
@@ -266,21 +313,37 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     L.bwd_s += kb + kr;
     L.compute_s += kf + kb + kr;
   };
+  // FSDP with PP (torchtitan, docs/moe.md): ZeRO-2 = reshard_after_forward never keeps the
+  // parameters and, with pipelining deferring the gradient sync to the last backward, unsharded
+  // gradients for the whole step, so it costs as ZeRO-1 (memory and traffic).
+  const bool fsdp_pp = c.zero >= 2 && P > 1;
+  if (fsdp_pp && c.zero == 2) base_c.zero = 1;
   ChainCosts cc = chain_costs(I.eff, base_c, I.links);
+  if (I.moe) moe_chain(I, base_c, &cc);
+  // The per-layer terms apply to the dense layers; a MoE layer keeps the costs of cost/moe.cpp.
   adjust_layer(cc.layer, base_c);
+  if (fsdp_pp && c.zero == 3) fsdp_pp_gradients(I, c, &cc);
+  const ItemCost& moe_layer = I.it_moe;
   PartialRecompute& prc = I.partial;
   ItemCost delta;  // one layer recomputed in full minus the same layer without recomputation
   I.stage_recomputed.assign(S, 0);
   if (partial) {
-    Candidate full_c = c;
+    Candidate full_c = base_c;
+    full_c.recompute = Recompute::kFull;
     full_c.recompute_num_layers = 0;
-    ItemCost full_layer = chain_costs(I.eff, full_c, I.links).layer;
-    adjust_layer(full_layer, full_c);
-    delta.bwd_s = full_layer.bwd_s - cc.layer.bwd_s;
-    delta.compute_s = full_layer.compute_s - cc.layer.compute_s;
-    delta.tp_comm_s = full_layer.tp_comm_s - cc.layer.tp_comm_s;
-    delta.cp_comm_s = full_layer.cp_comm_s - cc.layer.cp_comm_s;
-    delta.act_bytes = cc.layer.act_bytes - full_layer.act_bytes;
+    // MoE: the MoE layer's difference stands for every layer (docs/moe.md).
+    const ItemCost& cur = I.moe ? moe_layer : cc.layer;
+    ItemCost full_layer =
+        I.moe ? moe_items(pb, full_c, I.links, chain_costs(I.eff, full_c, I.links).layer,
+                          chain_costs(I.attn_pb, full_c, I.links).layer)
+                    .moe_layer
+              : chain_costs(I.eff, full_c, I.links).layer;
+    if (!I.moe) adjust_layer(full_layer, full_c);
+    delta.bwd_s = full_layer.bwd_s - cur.bwd_s;
+    delta.compute_s = full_layer.compute_s - cur.compute_s;
+    delta.tp_comm_s = full_layer.tp_comm_s - cur.tp_comm_s;
+    delta.cp_comm_s = full_layer.cp_comm_s - cur.cp_comm_s;
+    delta.act_bytes = cur.act_bytes - full_layer.act_bytes;
     delta.transient_bytes = full_layer.transient_bytes;
     prc.recomputable.assign(static_cast<std::size_t>(n_items), 1);
     prc.recomputable.front() = prc.recomputable.back() = 0;  // embedding, head
@@ -314,7 +377,8 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   pp.act_bytes.resize(n_items);
   pp.transient_bytes.resize(n_items);
   auto item = [&](int i) -> const ItemCost& {
-    return i == 0 ? cc.embed : (i == n_items - 1 ? cc.head : cc.layer);
+    return i == 0 ? cc.embed
+                  : (i == n_items - 1 ? cc.head : (i <= I.n_dense ? cc.layer : moe_layer));
   };
   for (int i = 0; i < n_items; ++i) {
     const ItemCost& it = item(i);
@@ -376,10 +440,12 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   // optimizer chunk DP traffic by layer (NeMo docs, "Communication Overlap").
   const TrainingSpec& trn = pb.training;
   const double grad_elem = trn.grad_reduce_in_fp32 ? 4.0 : 2.0;
-  const bool shard_grads = c.zero >= 2 && dr > 1;
+  // Gradients reduce-scattered every micro-batch (ZeRO-2/3; not with PP, where pipelining defers
+  // the sync to the last backward, fsdp_pp_gradients) and weights gathered per micro-batch.
+  const bool shard_grads = base_c.zero >= 2 && dr > 1 && !fsdp_pp;
   const bool shard_params = c.zero >= 3 && dr > 1;
   double ag_item[3] = {0, 0, 0}, rs_item[3] = {0, 0, 0};  // embedding, layer, head
-  if (shard_grads) {
+  if (shard_grads || shard_params) {
     const ItemCost* its[3] = {&cc.embed, &cc.layer, &cc.head};
     for (int k = 0; k < 3; ++k) {
       rs_item[k] = collective_time(Collective::kReduceScatter, grad_elem * its[k]->params, dp_group,
@@ -408,10 +474,12 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     fill(I.dev_weight);
     fill(I.dev_grad);
     fill(I.dev_optim);
+    fill(I.dev_step);
     fill(I.dev_dp_total);
     fill(I.dev_last_rs);
     fill(I.dev_dp_inline);
     fill(I.dev_fwd);
+    fill(I.dev_expert);
     si.kind = static_cast<ScheduleKind>(static_cast<int>(c.schedule));
     si.devices = P;
     si.chunks = v;
@@ -436,7 +504,9 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         I.dev_weight[d] += it.weight_bytes;
         I.dev_grad[d] += it.grad_bytes;
         I.dev_optim[d] += it.optim_bytes;
+        I.dev_step[d] += it.step_bytes;
         I.dev_params[d] += it.params;
+        I.dev_expert[d] += it.expert_params;
         I.dev_transient[d] = std::max(I.dev_transient[d], it.transient_bytes);
         I.dev_compute[d] += it.compute_s;
         I.dev_tp[d] += it.tp_comm_s;
@@ -459,7 +529,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         si.bwd_s[s] += rho * hops;
       }
       I.dev_fwd[d] += si.fwd_s[s];
-      if (shard_grads) {
+      if (shard_grads || shard_params) {
         // Per micro-batch: the forward's gathers hide behind the stage's forward, one item
         // ahead (FSDP prefetch), so the first item's gather is waited for; the backward
         // re-gathers the weights (FSDP reshards after the forward) and reduce-scatters the
@@ -471,11 +541,15 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         }
         const double ag_first = bounds[s] < bounds[s + 1] ? ag_item[kind_of(bounds[s])] : 0.0;
         double fwd_ext = 0;
+        // FSDP with PP gathers for the warm-up forwards only (min(P − d, M) of M): pipelining
+        // keeps the weights after a backward (docs/moe.md "FSDP with TP and PP").
+        const double fwd_share = fsdp_pp ? double(std::min(P - d, M)) / M : 1.0;
         if (shard_params) {
-          fwd_ext = trn.overlap_param_gather
-                        ? ag_first + overlap_charge(ag - ag_first, si.fwd_s[s], rho)
-                        : ag;
+          fwd_ext = fwd_share * (trn.overlap_param_gather
+                                     ? ag_first + overlap_charge(ag - ag_first, si.fwd_s[s], rho)
+                                     : ag);
         }
+        if (!shard_grads) rs = 0;
         const double bwd_comm = ag + rs;
         const double bwd_ext = trn.overlap_grad_reduce
                                    ? overlap_charge(bwd_comm, si.bwd_s[s] + si.wgt_s[s], rho)
@@ -483,10 +557,11 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         si.fwd_s[s] += fwd_ext;
         si.bwd_s[s] += bwd_ext;
         I.dev_dp_inline[d] += M * (fwd_ext + bwd_ext);
-        I.dev_dp_total[d] += M * (ag + bwd_comm);
+        I.dev_dp_total[d] += M * (fwd_share * ag + bwd_comm);
         // The backward ends with the stage's first item: its reduce-scatter in the last
         // micro-batch has nothing left to hide behind.
-        if (s < P && bounds[s] < bounds[s + 1]) I.dev_last_rs[d] = rs_item[kind_of(bounds[s])];
+        if (shard_grads && s < P && bounds[s] < bounds[s + 1])
+          I.dev_last_rs[d] = rs_item[kind_of(bounds[s])];
       }
       I.dev_window[d] += si.bwd_s[s] + si.wgt_s[s];
     }
@@ -501,8 +576,11 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     *peak = 0;
     *peak_rank = 0;
     for (int d = 0; d < P; ++d) {
-      I.dev_mem[d] =
-          I.dev_static[d] + I.sim.peak_act_bytes[d] + I.dev_transient[d] + cc.extra_bytes;
+      // The optimizer step's fp32 gradient copy is live only when the activations are not
+      // (docs/memory.md "Static memory"): the rank's peak is the larger of the two phases.
+      I.dev_mem[d] = I.dev_static[d] +
+                     std::max(I.sim.peak_act_bytes[d] + I.dev_transient[d], I.dev_step[d]) +
+                     cc.extra_bytes;
       if (I.dev_mem[d] > *peak) {
         *peak = I.dev_mem[d];
         *peak_rank = d;
@@ -615,10 +693,29 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
           ok = place(bounds, &peak, &peak_rank) && peak <= cap;
         }
       }
+      double need_bytes = first_peak;
+      int need_rank = first_rank;
+      if (!ok && pb.model.layers % S == 0) {
+        // Last try: Megatron-LM's own layout, the same number of layers in every chunk, the
+        // embedding with the first chunk and the head with the last (num_layers divisible by
+        // PP·VPP is what Megatron requires of an interleaved run; docs/memory.md
+        // "Interleaved"). A published interleaved run is laid out this way.
+        const int per = pb.model.layers / S;
+        bounds.assign(S + 1, 0);
+        for (int st = 1; st < S; ++st) bounds[st] = st * per + 1;
+        bounds[S] = pb.model.layers + 2;
+        if (place(bounds, &peak, &peak_rank)) {
+          ok = peak <= cap;
+          if (peak < need_bytes) {
+            need_bytes = peak;
+            need_rank = peak_rank;
+          }
+        }
+      }
       if (!ok) {
         set_infeasible(&e, Infeasible::kMemory);
-        e.worst_rank = first_rank;
-        e.needed_bytes = first_peak;
+        e.worst_rank = need_rank;
+        e.needed_bytes = need_bytes;
         return;
       }
     }
@@ -639,37 +736,61 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   // (distributed_data_parallel_config.py, docs/algorithms.md §5.4); each bucket pays the
   // collective's latency.
   const double bucket_params = std::max(40e6, 1e6 * dr);
+  const int zero = base_c.zero;  // ZeRO-2 with PP costs as ZeRO-1 (fsdp_pp above)
+  // MoE: expert gradients reduce over the expert-DP group, its members etp·ep ranks apart
+  // (Megatron-Core expert order tp-ep-dp-pp, parallel_state.py); docs/moe.md.
+  const double edp = expert_dp(c);
+  const GroupShape edp_group = group_shape(static_cast<int>(edp), c.ep * c.etp, ndom);
+  const double bucket_e = std::max(40e6, 1e6 * edp);
   for (int d = 0; d < P; ++d) {
     const double phi = I.dev_params[d];
-    const double n_buckets = std::max(1.0, std::ceil(phi / bucket_params));
-    const double per_bucket = phi / n_buckets;
     double exposed = 0, total = 0, gather_exposed = 0, gather_total = 0;
-    if (dr > 1 && !shard_grads) {
-      // DDP all-reduce (ZeRO-0) or distributed-optimizer reduce-scatter (ZeRO-1) of the main
-      // gradients, once per step. With --overlap-grad-reduce bucket k starts when the last
-      // micro-batch's backward has produced it: buckets become ready evenly over the backward
-      // window W, so all but the last hide behind the W·(1 − 1/n) still to run
-      // (overlap_charge), the last one after the backward (docs/step-time.md "DP overlap").
+    // One kind of gradient reduction, once per step, bucketed, hidden behind the last
+    // micro-batch's backward (docs/step-time.md "DP overlap"): with --overlap-grad-reduce bucket
+    // k starts when the last backward has produced it; buckets become ready evenly over the
+    // backward window W, so all but the last hide behind the W·(1 − 1/n) still to run
+    // (overlap_charge) and the last one follows the backward.
+    auto reduce_once = [&](double params, double bucket_p, const GroupShape& g, double* tot,
+                           double* exp) {
+      const double nb = std::max(1.0, std::ceil(params / bucket_p));
       const double bucket =
-          collective_time(c.zero == 0 ? Collective::kAllReduce : Collective::kReduceScatter,
-                          grad_elem * per_bucket, dp_group, I.links);
-      total = n_buckets * bucket;
-      exposed = trn.overlap_grad_reduce
-                    ? bucket + overlap_charge(total - bucket,
-                                              I.dev_window[d] * (1.0 - 1.0 / n_buckets), rho)
-                    : total;
+          collective_time(zero == 0 ? Collective::kAllReduce : Collective::kReduceScatter,
+                          grad_elem * params / nb, g, I.links);
+      *tot += nb * bucket;
+      *exp +=
+          trn.overlap_grad_reduce
+              ? bucket + overlap_charge((nb - 1) * bucket, I.dev_window[d] * (1.0 - 1.0 / nb), rho)
+              : nb * bucket;
+    };
+    // The updated bf16 parameters are all-gathered after the optimizer step (ZeRO-1/2); with
+    // --overlap-param-gather bucket k is gathered behind the next step's first forward, so the
+    // first bucket is waited for and the rest is charged against that forward.
+    auto gather_once = [&](double params, double bucket_p, const GroupShape& g, double* tot,
+                           double* exp) {
+      const double nb = std::max(1.0, std::ceil(params / bucket_p));
+      const double ag = collective_time(Collective::kAllGather, 2.0 * params / nb, g, I.links);
+      *tot += nb * ag;
+      *exp += trn.overlap_param_gather ? ag + overlap_charge((nb - 1) * ag, I.dev_fwd[d], rho)
+                                       : nb * ag;
+    };
+    if (dr > 1 && !shard_grads) {
+      // DDP all-reduce (ZeRO-0), distributed-optimizer reduce-scatter (ZeRO-1), or the one
+      // reduce-scatter per step of FSDP with PP (fsdp_pp_gradients).
+      reduce_once(phi, bucket_params, dp_group, &total, &exposed);
     } else if (shard_grads) {
       exposed = I.dev_last_rs[d];  // the last micro-batch's last reduce-scatter
     }
-    if (dr > 1 && (c.zero == 1 || c.zero == 2)) {
-      // The updated bf16 parameters are all-gathered after the optimizer step. With
-      // --overlap-param-gather bucket k is gathered behind the next step's first forward,
-      // so the first bucket is waited for and the rest is charged against that forward.
-      const double g = collective_time(Collective::kAllGather, 2.0 * per_bucket, dp_group, I.links);
-      gather_total = n_buckets * g;
-      gather_exposed = trn.overlap_param_gather
-                           ? g + overlap_charge(gather_total - g, I.dev_fwd[d], rho)
-                           : gather_total;
+    if (dr > 1 && (zero == 1 || zero == 2)) {
+      gather_once(phi, bucket_params, dp_group, &gather_total, &gather_exposed);
+    }
+    // MoE: expert gradients reduce over the expert-DP group, its members etp·ep ranks apart
+    // (Megatron-Core expert order tp-ep-dp-pp, parallel_state.py); docs/moe.md. Charged as
+    // the dense reduction, once per step.
+    if (const double phi_e = I.dev_expert[d]; phi_e > 0 && edp > 1) {
+      double e_exp = 0;
+      reduce_once(phi_e, bucket_e, edp_group, &total, &e_exp);
+      exposed = std::max(exposed, e_exp);  // on the same stream after the dense buckets
+      if (zero >= 1) gather_once(phi_e, bucket_e, edp_group, &gather_total, &gather_exposed);
     }
     param_gather_exposed = std::max(param_gather_exposed, gather_exposed);
     I.dev_dp_exposed[d] = exposed;  // after the rank's last backward (the step tail)
@@ -680,15 +801,17 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       crit = d;
     }
     // Optimizer step, memory-bound over the parameters updated here (the local shard under
-    // ZeRO ≥ 1): Adam reads the fp32 gradient (4 B), reads and writes the fp32 main weight,
-    // m and v (24 B) and writes the bf16 weight (2 B) = 30 B; with 16-bit main gradients
-    // Megatron first copies the shard to fp32 (read 2, write 4) = 36 B. Clipping: the norm
-    // reads the fp32 gradients (4 B) and the scaling reads and writes them (8 B). The
-    // gradient buffer is zeroed for the next step (its local size, in its dtype). (Megatron
-    // optimizer.py step(): clip_grad_norm, multi_tensor_scale, FusedAdam; zero_grad_buffer.)
-    const double updated = c.zero >= 1 && dr > 1 ? phi / dr : phi;
+    // ZeRO ≥ 1; expert parameters over expert-DP): Adam reads the fp32 gradient (4 B), reads
+    // and writes the fp32 main weight, m and v (24 B) and writes the bf16 weight (2 B) = 30 B;
+    // with 16-bit main gradients Megatron first copies the shard to fp32 (read 2, write 4) =
+    // 36 B. Clipping: the norm reads the fp32 gradients (4 B) and the scaling reads and writes
+    // them (8 B). The gradient buffer is zeroed for the next step (its local size, in its
+    // dtype). (Megatron optimizer.py step(): clip_grad_norm, multi_tensor_scale, FusedAdam;
+    // zero_grad_buffer.)
+    const double updated =
+        zero >= 1 && dr > 1 ? phi / dr + I.dev_expert[d] / edp : phi + I.dev_expert[d];
     const double per_param = (grad_elem == 4.0 ? 30.0 : 36.0) + 12.0;
-    const double zeroed = grad_elem * (shard_grads ? phi / dr : phi);
+    const double zeroed = grad_elem * ((shard_grads ? phi / dr : phi) + I.dev_expert[d]);
     optimizer_s = std::max(optimizer_s, (per_param * updated + zeroed) / mem_bw);
   }
   // Tied embeddings: first and last stage all-reduce the embedding gradient (§5.4).
@@ -715,16 +838,21 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   // ---- Figures ------------------------------------------------------------------------
   const double n_gpu = c.gpus;
   const double peak_flops = pb.gpu.peak_flop_per_s;
-  const double f_model = model_flops_per_step(pb.model, c.global_batch_size, trn.attention_flops);
+  const double f_model =
+      I.moe ? moe_model_flops_per_step(pb.model, c.global_batch_size, trn.attention_flops)
+            : model_flops_per_step(pb.model, c.global_batch_size, trn.attention_flops);
   double recomputed_share = 1.0;  // of the layers, for the recompute FLOPs of partial recompute
   if (partial) {
     int r = 0;
     for (int x : I.stage_recomputed) r += x;
     recomputed_share = double(r) / pb.model.layers;
   }
-  const double f_hw = f_model + recomputed_share * recompute_flops_per_step(
-                                                       pb.model, c.global_batch_size, c.recompute,
-                                                       pb.training.selective_recompute);
+  const double f_hw =
+      f_model +
+      recomputed_share * (I.moe && c.recompute == Recompute::kFull
+                              ? moe_full_recompute_flops_per_step(pb.model, c.global_batch_size)
+                              : recompute_flops_per_step(pb.model, c.global_batch_size, c.recompute,
+                                                         pb.training.selective_recompute));
   e.feasible = true;
   e.reason = Infeasible::kNone;
   e.iteration_time_s = t_iter;
@@ -791,6 +919,11 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       r.wstate_gb = wstate / 1e9;
       r.activations_gb = (I.sim.peak_act_bytes[d] - wstate) / 1e9;
       r.transient_gb = I.dev_transient[d] / 1e9;
+      if (I.dev_step[d] > I.sim.peak_act_bytes[d] + I.dev_transient[d]) {
+        // The peak is the optimizer step: the fp32 gradient copy, no activations.
+        r.optimizer_gb = (I.dev_optim[d] + I.dev_step[d]) / 1e9;
+        r.wstate_gb = r.activations_gb = r.transient_gb = 0;
+      }
       r.workspace_gb = cc.extra_bytes / 1e9;
       r.recomputed_layers = partial
                                 ? I.stage_recomputed[s]
