@@ -59,7 +59,7 @@ struct Evaluator::Impl {
   // Per device accumulators.
   std::vector<double> dev_static, dev_transient, dev_params, dev_compute, dev_tp, dev_cp,
       dev_window, dev_mem, dev_finish, dev_dp_exposed, dev_dp_total, dev_weight, dev_grad,
-      dev_optim;
+      dev_optim, dev_step;
   EvalBreakdown bd;  // EvalOptions::want_breakdown only
   // Mixture of experts / MLA (docs/moe.md): layers 1..n_dense are ChainCosts::layer, the rest
   // it_moe; dev_expert sums the expert parameters per device (reduced over expert-DP).
@@ -372,6 +372,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     fill(I.dev_weight);
     fill(I.dev_grad);
     fill(I.dev_optim);
+    fill(I.dev_step);
     fill(I.dev_dp_total);
     fill(I.dev_expert);
     si.kind = static_cast<ScheduleKind>(static_cast<int>(c.schedule));
@@ -398,6 +399,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         I.dev_weight[d] += it.weight_bytes;
         I.dev_grad[d] += it.grad_bytes;
         I.dev_optim[d] += it.optim_bytes;
+        I.dev_step[d] += it.step_bytes;
         I.dev_params[d] += it.params;
         I.dev_expert[d] += it.expert_params;
         I.dev_transient[d] = std::max(I.dev_transient[d], it.transient_bytes);
@@ -426,8 +428,11 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     *peak = 0;
     *peak_rank = 0;
     for (int d = 0; d < P; ++d) {
-      I.dev_mem[d] =
-          I.dev_static[d] + I.sim.peak_act_bytes[d] + I.dev_transient[d] + cc.extra_bytes;
+      // The optimizer step's fp32 gradient copy is live only when the activations are not
+      // (docs/memory.md "Static memory"): the rank's peak is the larger of the two phases.
+      I.dev_mem[d] = I.dev_static[d] +
+                     std::max(I.sim.peak_act_bytes[d] + I.dev_transient[d], I.dev_step[d]) +
+                     cc.extra_bytes;
       if (I.dev_mem[d] > *peak) {
         *peak = I.dev_mem[d];
         *peak_rank = d;
@@ -540,10 +545,29 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
           ok = place(bounds, &peak, &peak_rank) && peak <= cap;
         }
       }
+      double need_bytes = first_peak;
+      int need_rank = first_rank;
+      if (!ok && pb.model.layers % S == 0) {
+        // Last try: Megatron-LM's own layout, the same number of layers in every chunk, the
+        // embedding with the first chunk and the head with the last (num_layers divisible by
+        // PP·VPP is what Megatron requires of an interleaved run; docs/memory.md
+        // "Interleaved"). A published interleaved run is laid out this way.
+        const int per = pb.model.layers / S;
+        bounds.assign(S + 1, 0);
+        for (int st = 1; st < S; ++st) bounds[st] = st * per + 1;
+        bounds[S] = pb.model.layers + 2;
+        if (place(bounds, &peak, &peak_rank)) {
+          ok = peak <= cap;
+          if (peak < need_bytes) {
+            need_bytes = peak;
+            need_rank = peak_rank;
+          }
+        }
+      }
       if (!ok) {
         set_infeasible(&e, Infeasible::kMemory);
-        e.worst_rank = first_rank;
-        e.needed_bytes = first_peak;
+        e.worst_rank = need_rank;
+        e.needed_bytes = need_bytes;
         return;
       }
     }
@@ -742,6 +766,11 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       r.wstate_gb = wstate / 1e9;
       r.activations_gb = (I.sim.peak_act_bytes[d] - wstate) / 1e9;
       r.transient_gb = I.dev_transient[d] / 1e9;
+      if (I.dev_step[d] > I.sim.peak_act_bytes[d] + I.dev_transient[d]) {
+        // The peak is the optimizer step: the fp32 gradient copy, no activations.
+        r.optimizer_gb = (I.dev_optim[d] + I.dev_step[d]) / 1e9;
+        r.wstate_gb = r.activations_gb = r.transient_gb = 0;
+      }
       r.workspace_gb = cc.extra_bytes / 1e9;
       r.recomputed_layers = partial
                                 ? I.stage_recomputed[s]
