@@ -42,8 +42,20 @@ expect_rc 0 "$PPSEARCH" --model llama3-8b --gpus 16 --ep 1,2 --threads 2 --outpu
   --overwrite --top 1
 grep -q "ep_needs_moe" out.txt && ok "dense model: ep_needs_moe counted" || bad "ep_needs_moe missing"
 
-# The MoE validation file: every row read and modelled.
-expect_rc 0 "$PPSEARCH_VALIDATE" "$SOURCE_DIR/tests/validation/runs-moe.csv"
+# The MoE validation file: every row read and modelled, with the NeMo performance recipes'
+# gradient and loss settings (docs/moe.md "Validation"). MAX_MOE_BF16_ERROR_PCT bounds the mean
+# |step-time error| of the BF16 DeepSeek-V3 and Qwen3-235B rows (9.8 % today; the issue's target
+# for MoE rows is 12 %): a regression guard for the MoE cost model.
+MAX_MOE_BF16_ERROR_PCT=${MAX_MOE_BF16_ERROR_PCT:-12}
+expect_rc 0 "$PPSEARCH_VALIDATE" "$SOURCE_DIR/tests/validation/runs-moe.csv" \
+  --set training.grad_reduce_in_fp32=false --set training.cross_entropy_fusion=true
 grep -q "Step-time error (all rows, 20 of 20 modelled)" out.txt \
   && ok "runs-moe.csv: 20 of 20 rows modelled" || { bad "runs-moe.csv not fully modelled"; cat out.txt >&2; }
+mean=$(awk '/^mb[0-9]+-gb[0-9]+-(dsv3|qwen3-235b)-bf16 / { e = $4; sub(/^\+/, "", e); if (e < 0) e = -e;
+             s += e; n++ } END { if (n == 4) printf "%.2f", s / n; else print "none" }' out.txt)
+if [ "$mean" != none ] && awk -v m="$mean" -v b="$MAX_MOE_BF16_ERROR_PCT" 'BEGIN { exit !(m <= b) }'; then
+  ok "BF16 DeepSeek-V3 / Qwen3-235B rows: mean |error| $mean % <= $MAX_MOE_BF16_ERROR_PCT %"
+else
+  bad "BF16 DeepSeek-V3 / Qwen3-235B rows: mean |error| $mean % (bound $MAX_MOE_BF16_ERROR_PCT %)"
+fi
 finish
