@@ -329,6 +329,7 @@ RunResult predict_run(const RunRecord& run, const Problem& problem) {
       r.reason = "the model says the stated configuration does not fit: " + explain(example);
       if (example.reason == Infeasible::kMemory) {
         // The single stated configuration: what it would need is still its memory prediction.
+        r.device_peak_memory_gb = example.needed_bytes / 1e9;
         r.peak_memory_gb =
             metric_memory_bytes(example.needed_bytes, workspace_bytes(problem, cands.front()),
                                 run.memory_metric) /
@@ -349,6 +350,7 @@ RunResult predict_run(const RunRecord& run, const Problem& problem) {
   r.error_pct = 100.0 * (r.predicted_step_time_s - r.measured_step_time_s) / r.measured_step_time_s;
   r.engine_mfu = best_eval.mfu;
   // The measured metric's figure (docs/memory.md "What a measured peak counts").
+  r.device_peak_memory_gb = best_eval.peak_memory_gb;
   r.peak_memory_gb = metric_memory_bytes(best_eval.peak_memory_gb * 1e9,
                                          workspace_bytes(problem, *best), run.memory_metric) /
                      1e9;
