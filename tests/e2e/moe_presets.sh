@@ -37,6 +37,14 @@ PY
   fi
 done
 
+# Deterministic: the same MoE sweep on 1 and 2 threads gives the same table.
+expect_rc 0 "$PPSEARCH" --model qwen3-30b-a3b --cluster h100-8gpu-ndr --gpus 16 --threads 1 \
+  --output det1.csv --overwrite --quiet
+expect_rc 0 "$PPSEARCH" --model qwen3-30b-a3b --cluster h100-8gpu-ndr --gpus 16 --threads 2 \
+  --output det2.csv --overwrite --quiet
+cmp -s det1.csv det2.csv && ok "MoE sweep: identical tables on 1 and 2 threads" \
+  || bad "MoE sweep: tables differ between 1 and 2 threads"
+
 # A dense model with an EP list: every EP > 1 removed by the rule ep_needs_moe.
 expect_rc 0 "$PPSEARCH" --model llama3-8b --gpus 16 --ep 1,2 --threads 2 --output dense.csv \
   --overwrite --top 1
