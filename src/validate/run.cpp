@@ -106,8 +106,11 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
 
   p->training.global_batch_size = run.global_batch_size;
   p->training.attention_flops = AttentionFlops::kFull;  // no source halves attention FLOPs
-  // "selective" is the framework's own: torchtitan's per-op policy (docs/memory.md).
-  if (run.stack == "torchtitan") p->training.selective_recompute = SelectiveRecompute::kPerOp;
+  // "selective" is the framework's own: torchtitan's per-op policy (docs/memory.md). The stack
+  // may carry a profile suffix (torchtitan-2024).
+  if (run.stack.rfind("torchtitan", 0) == 0) {
+    p->training.selective_recompute = SelectiveRecompute::kPerOp;
+  }
   // fp16 runs keep 16-bit main gradients: Megatron-LM sets accumulate_allreduce_grads_in_fp32
   // only for bf16 (megatron/training/arguments.py), so an fp16 run reduces in fp16
   // (docs/memory.md "Static memory").
