@@ -93,7 +93,11 @@ std::string format_explain(const Problem& problem, const Candidate& c, const Exp
        " vpp=" + std::to_string(c.vpp) + " mbs=" + std::to_string(c.mbs) +
        " microbatches=" + std::to_string(c.num_microbatches) +
        " schedule=" + to_string(c.schedule) + " recompute=" + to_string(c.recompute) +
-       " sp=" + (c.sp ? "on" : "off") + " zero=" + std::to_string(c.zero) + "\n";
+       " sp=" + (c.sp ? "on" : "off") + " zero=" + std::to_string(c.zero) +
+       (c.ep > 1 || c.etp > 1  // mixture of experts (docs/moe.md)
+            ? " ep=" + std::to_string(c.ep) + " etp=" + std::to_string(c.etp)
+            : std::string()) +
+       "\n";
   if (!e.feasible || !row.detail.valid) {
     o += "  infeasible (" + std::string(to_string(e.reason)) + "): " + explain(e) + "\n";
     return o;
