@@ -402,6 +402,9 @@ ResultRow to_row(const Candidate& c, const Evaluation& e) {
   r.time_to_train_s = std::numeric_limits<double>::quiet_NaN();  // set by add_training_cost
   r.gpu_hours = std::numeric_limits<double>::quiet_NaN();
   r.cost = std::numeric_limits<double>::quiet_NaN();
+  // Uncertainty bounds: filled for the top rows only (reevaluate.hpp); NaN elsewhere.
+  r.iteration_time_lo_s = std::numeric_limits<double>::quiet_NaN();
+  r.iteration_time_hi_s = std::numeric_limits<double>::quiet_NaN();
   return r;
 }
 
