@@ -176,9 +176,9 @@ void print_uncertainty(std::ostream& os, const SearchOutput& out,
     os << "  rank " << shown[k] << ": " << fmt("%.3f", out.top[leaders[k]].iteration_time_s)
        << " s/step, " << fmt("%.3f", lo[k]) << " to " << fmt("%.3f", hi[k]) << " s\n";
   if (top_within_uncertainty(lo, hi, 3)) {
-    os << "  the top 3 differ by less than the model's uncertainty: any of them may be fastest\n";
+    os << "  the top 3 differ by less than the model's uncertainty (their ranges overlap)\n";
   } else if (top_within_uncertainty(lo, hi, 2)) {
-    os << "  the top 2 differ by less than the model's uncertainty: either may be fastest\n";
+    os << "  the top 2 differ by less than the model's uncertainty (their ranges overlap)\n";
   } else if (lo.size() >= 2) {
     os << "  rank 1 stays ahead of rank 2 across the uncertainty\n";
   }
@@ -197,11 +197,13 @@ void print_uncertainty(std::ostream& os, const SearchOutput& out,
   for (const RobustRow& r : u.robust()) {
     if (r.candidate < 0 || r.candidate >= static_cast<std::int64_t>(out.top.size())) continue;
     const ResultRow& w = out.top[static_cast<std::size_t>(r.candidate)];
-    os << "  robust winner (smallest worst case) on " << r.gpus << " GPUs: "
-       << (r.candidate == r.best_candidate
-               ? "the recommendation itself"
-               : "row " + std::to_string(r.candidate) + " of /candidates")
-       << ", "
+    // Named by its line in the table above when it leads one, else by its /candidates index.
+    std::string which = "row " + std::to_string(r.candidate) + " of /candidates (0-based)";
+    for (std::size_t k = 0; k < leaders.size(); ++k)
+      if (static_cast<std::int64_t>(leaders[k]) == r.candidate)
+        which = "rank " + std::to_string(k + 1) + " of the table";
+    if (r.candidate == r.best_candidate) which = "the recommendation itself";
+    os << "  robust winner (smallest worst case) on " << r.gpus << " GPUs: " << which << ", "
        << knobs_text(
               w.tp, w.pp, w.cp, w.dp, w.vpp, w.mbs, to_string(static_cast<Schedule>(w.schedule)),
               to_string(static_cast<Recompute>(w.recompute)), w.sequence_parallel, w.zero_stage)
@@ -257,7 +259,8 @@ void print_regret(std::ostream& os, const std::vector<RegretRow>& rows) {
         }
         os << pad(cell) << " ";
       }
-      os << (std::isfinite(worst) ? fmt("%.1f %%", worst) : std::string("-")) << "\n";
+      os << (std::isfinite(worst) ? fmt("%.1f %%", worst) : std::string("does not run everywhere"))
+         << "\n";
     }
     os << "best configuration of each cluster:\n";
     for (const RegretRow& r : rows)
