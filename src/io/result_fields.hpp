@@ -110,6 +110,9 @@ inline constexpr Field kRowFields[] = {
     PPSEARCH_FIELD(ResultRow, time_to_train_s, Kind::kF64),
     PPSEARCH_FIELD(ResultRow, gpu_hours, Kind::kF64),
     PPSEARCH_FIELD(ResultRow, cost, Kind::kF64),
+    // Mixture of experts (docs/moe.md).
+    PPSEARCH_FIELD(ResultRow, ep, Kind::kI32),
+    PPSEARCH_FIELD(ResultRow, etp, Kind::kI32),
     // Uncertainty of the top rows (docs/uncertainty.md).
     PPSEARCH_FIELD(ResultRow, iteration_time_lo_s, Kind::kF64),
     PPSEARCH_FIELD(ResultRow, iteration_time_hi_s, Kind::kF64),
@@ -200,6 +203,8 @@ inline constexpr SmallColumn kRegretColumns[] = {
     {"sequence_parallel", SmallKind::kI8},
     {"zero_stage", SmallKind::kI8},
     {"recompute_num_layers", SmallKind::kI32},
+    {"ep", SmallKind::kI32},
+    {"etp", SmallKind::kI32},
     {"feasible", SmallKind::kU8},
     {"infeasible_reason", SmallKind::kStr},
     {"in_search_space", SmallKind::kU8},
@@ -229,6 +234,8 @@ inline std::vector<SmallValue> small_values(const RegretRow& r) {
           i(r.sequence_parallel),
           i(r.zero_stage),
           i(r.recompute_num_layers),
+          i(r.ep),
+          i(r.etp),
           i(r.feasible),
           s(r.infeasible_reason),
           i(r.in_search_space),

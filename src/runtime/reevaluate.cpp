@@ -161,6 +161,8 @@ RegretRow regret_row(std::int32_t gpus, const std::string& tuned_on, const std::
   g.sequence_parallel = static_cast<std::int8_t>(config.sequence_parallel);
   g.zero_stage = config.zero_stage;
   g.recompute_num_layers = config.recompute_num_layers;
+  g.ep = std::max(1, config.ep);
+  g.etp = std::max(1, config.etp);
   return g;
 }
 

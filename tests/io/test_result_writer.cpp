@@ -93,6 +93,8 @@ const std::vector<Member> kRowMembers = {
     ROW(time_to_train_s, K::kF64),
     ROW(gpu_hours, K::kF64),
     ROW(cost, K::kF64),
+    ROW(ep, K::kI32),  // mixture of experts (docs/moe.md)
+    ROW(etp, K::kI32),
     // Uncertainty of the top rows (docs/uncertainty.md).
     ROW(iteration_time_lo_s, K::kF64),
     ROW(iteration_time_hi_s, K::kF64),
@@ -601,8 +603,8 @@ TEST_F(ResultWriterTest, IdenticalRowsGiveIdenticalBytes) {
     w->commit(other);
   }
   const auto ba = raw_bytes(a, "candidates");
-  // 9*4 + 6*1 + 15*8 + 2*4 + 3*8 + 2*8 bytes per packed row
-  ASSERT_EQ(ba.size(), clean.size() * 210u);
+  // 9*4 + 6*1 + 15*8 + 2*4 + 3*8 + 2*4 (ep, etp) + 2*8 (lo, hi) bytes per packed row
+  ASSERT_EQ(ba.size(), clean.size() * 218u);
   EXPECT_TRUE(ba == raw_bytes(b, "candidates"));
   EXPECT_TRUE(raw_bytes(a, "best") == raw_bytes(b, "best"));
   EXPECT_FALSE(raw_bytes(a, "candidates") == raw_bytes(a, "stages"));  // the helper can differ

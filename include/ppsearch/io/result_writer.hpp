@@ -33,6 +33,8 @@ struct ResultRow {
   double time_to_train_s;  // training.tokens / tokens_per_s
   double gpu_hours;        // gpus · time_to_train_s / 3600
   double cost;             // gpu_hours · cluster.price_per_gpu_hour
+  // Mixture of experts (docs/moe.md): expert-parallel and expert-tensor-parallel degrees.
+  std::int32_t ep, etp;
   // Uncertainty (docs/uncertainty.md): the step time with the calibration constants varied over
   // their ranges, for each GPU count's first --uncertainty-top rows; NaN in the other rows.
   double iteration_time_lo_s;
@@ -80,6 +82,7 @@ struct RegretRow {
   std::string schedule, recompute;  // command-line names
   std::int8_t sequence_parallel = 0, zero_stage = 0;
   std::int32_t recompute_num_layers = 0;
+  std::int32_t ep = 1, etp = 1;      // expert degrees (docs/moe.md; 1 for dense models)
   std::uint8_t feasible = 0;         // feasible on run_on
   std::string infeasible_reason;     // "none", "memory", ..., or "no feasible configuration"
   std::uint8_t in_search_space = 0;  // run_on's enumeration holds this configuration
