@@ -5,11 +5,14 @@ For each constant, the public step-time runs are evaluated at the constant's val
 small step either way (ppsearch-validate --set), which gives each run's elasticity
     s_i = d ln(predicted step time_i) / d ln(constant)     (relative constants)
     s_i = d ln(predicted step time_i) / d constant         (absolute constants: the overlaps)
-The residual of each run at the shipped constants is r_i = ln(predicted_i / measured_i). If the
+Only the runs with split = fit (the rows the constants are fitted on) are used. The residual of
+each run at the shipped constants is r_i = ln(predicted_i / measured_i). If the
 whole residual of run i were this constant's doing, the constant would have to move by
--r_i / s_i; the half-width printed is the least-squares spread of those moves,
-    w = sqrt(sum r_i^2 / sum s_i^2),
-i.e. the residual spread expressed in the constant. A constant the runs hardly move
+-r_i / s_i; the half-width printed is the spread of those moves,
+    w = sigma * sqrt(n / sum s_i^2),   sigma = 1.4826 * median |r_i|,
+i.e. the residual spread expressed in the constant. sigma is a robust scale (the standard
+deviation for normal residuals) so that the few runs with a mechanism the model lacks
+(docs/validation.md) do not set it alone. A constant the runs hardly move
 (sum s_i^2 small) gets a large w and is capped at the prior given below.
 
 Usage (from the repository root, after building):
@@ -18,6 +21,7 @@ Prints one line per constant: key, half-width, relative/absolute, runs used, cap
 Needs h5py (Debian's /usr/bin/python3 has it).
 """
 import math
+import statistics
 import os
 import subprocess
 import sys
@@ -56,13 +60,18 @@ def run(tmp, name, sets):
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         base = run(tmp, "base", [])
+        text = lambda x: x.decode() if isinstance(x, bytes) else x
+        # The rows the constants were fitted on (split = fit; a file without the column: all).
         ids = [i for i, r in base.items()
                if r["modelled"] and math.isfinite(r["measured_step_time_s"])
-               and math.isfinite(r["predicted_step_time_s"]) and r["measured_step_time_s"] > 0]
+               and math.isfinite(r["predicted_step_time_s"]) and r["measured_step_time_s"] > 0
+               and text(r["split"]) in ("fit", "")]
         resid = {i: math.log(base[i]["predicted_step_time_s"] / base[i]["measured_step_time_s"])
                  for i in ids}
         rms = math.sqrt(sum(v * v for v in resid.values()) / len(resid))
-        print(f"# {len(ids)} runs with a measured step time; residual rms {100 * rms:.2f} % (ln)")
+        sigma = 1.4826 * statistics.median(abs(v) for v in resid.values())
+        print(f"# {len(ids)} split = fit runs with a measured step time; residuals (ln): "
+              f"rms {100 * rms:.2f} %, robust sigma {100 * sigma:.2f} %")
         for key, relative, x, step, cap in CONSTANTS:
             lo_x, hi_x = (x * (1 - step), x * (1 + step)) if relative else (max(0.0, x - step),
                                                                             min(1.0, x + step))
@@ -70,7 +79,6 @@ def main():
             hi = run(tmp, "hi", [f"{key}={hi_x!r}"])
             d = math.log(hi_x / lo_x) if relative else hi_x - lo_x
             s2 = 0.0
-            r2 = 0.0
             used = 0
             for i in ids:
                 a, b = lo[i]["predicted_step_time_s"], hi[i]["predicted_step_time_s"]
@@ -78,9 +86,8 @@ def main():
                     continue
                 s = math.log(b / a) / d
                 s2 += s * s
-                r2 += resid[i] ** 2
                 used += 1
-            w = math.sqrt(r2 / s2) if s2 > 0 else math.inf
+            w = sigma * math.sqrt(used / s2) if s2 > 0 else math.inf
             capped = w > cap
             print(f"{key:28s} {min(w, cap):.3f} {'relative' if relative else 'absolute'} "
                   f"runs={used} sum_s2={s2:.4g} raw={w:.3g}{' capped (prior)' if capped else ''}")
