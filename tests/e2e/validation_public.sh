@@ -14,10 +14,18 @@
 # later (docs/validation.md, "Sources added for the held-out test"), which the constants were not
 # fitted on: 12.57 % when they were added (83 of 95 rows modelled), so 15.0 fails only on a clear
 # regression.
+# Since the per-generation refit (tools/calibrate-presets.sh, docs/validation.md "Calibrating the
+# presets") the constants are fitted on the split = fit rows of every source, so the 31 rows above
+# are no longer the fit set: they moved from 3.75 % to 4.00 % while the held-out rows went from
+# 5.33 % to 4.19 % and all rows from 5.66 % to 4.68 %; the first bound is 4.5 and the bound on all
+# rows 6.0. MAX_HELDOUT_MEAN_ABS_ERROR_PCT bounds the mean over the split = held-out rows at the
+# project's target, 5.0 % (4.19 % with 43 of 47 rows modelled; the 4 rows the memory model
+# rejects today are held-out and may join the mean when they are modelled).
 # MIN_MODELLED_ROWS keeps the bounds honest: rows that stop being modelled (e.g. judged not to fit
 # in memory) would otherwise leave the mean. All can be overridden from the environment.
-MAX_MEAN_ABS_ERROR_PCT=${MAX_MEAN_ABS_ERROR_PCT:-4.0}
-MAX_MEAN_ABS_ERROR_ALL_PCT=${MAX_MEAN_ABS_ERROR_ALL_PCT:-15.0}
+MAX_MEAN_ABS_ERROR_PCT=${MAX_MEAN_ABS_ERROR_PCT:-4.5}
+MAX_MEAN_ABS_ERROR_ALL_PCT=${MAX_MEAN_ABS_ERROR_ALL_PCT:-6.0}
+MAX_HELDOUT_MEAN_ABS_ERROR_PCT=${MAX_HELDOUT_MEAN_ABS_ERROR_PCT:-5.0}
 MIN_MODELLED_ROWS=${MIN_MODELLED_ROWS:-83}  # rows with a step time modelled when the runs were added
 LEGACY_IDS='nar21-*,kor22-*,dgxc-v24.11-*'  # the 31 rows of published-runs-public.csv
 MAX_SECONDS=${MAX_SECONDS:-10}  # the whole public file must stay quick to validate
@@ -91,6 +99,13 @@ grep -q "^Step-time error (split = fit, [0-9]* of $nfit modelled)" report.txt &&
   ok "split = fit statistics ($nfit rows)" || bad "no split = fit statistics over $nfit rows"
 grep -q "^Step-time error (split = held-out, [0-9]* of $nheld modelled)" report.txt &&
   ok "split = held-out statistics ($nheld rows)" || bad "no split = held-out statistics over $nheld rows"
+hline=$(grep "^Step-time error (split = held-out, " report.txt || true)
+hmean=$(sed -n 's/.*mean |error| \([0-9.]*\)%.*/\1/p' <<<"$hline")
+if [ -n "$hmean" ] && awk -v x="$hmean" -v m="$MAX_HELDOUT_MEAN_ABS_ERROR_PCT" 'BEGIN { exit !(x < m) }'; then
+  ok "mean |error| (split = held-out) $hmean% < $MAX_HELDOUT_MEAN_ABS_ERROR_PCT%"
+else
+  bad "split = held-out: '$hline' (want mean < $MAX_HELDOUT_MEAN_ABS_ERROR_PCT%)"
+fi
 # The peak-memory error over every row with a measured peak, with the over/under counts.
 nmem=$("$PY" -c 'import csv, sys
 print(sum(1 for r in csv.DictReader(open(sys.argv[1], newline="")) if r["measured_peak_memory_gb"]))' "$RUNS")
