@@ -38,8 +38,9 @@ const std::vector<ConstantRange>& default_constant_ranges() {
       {"gpu.comm_contention", 0.07, false, 0.0, 1.0,
        "prior: published compute slowdown beside collectives, rho 0.16-0.29 (Lee et al. 2025, "
        "arXiv 2507.03114; docs/step-time.md)"},
-      {"cluster.step_jitter", 0.005, false, 0.0, 1.0,
-       "prior: the fit's grid 0-0.02 around the fitted 0.003 (docs/step-time.md)"},
+      {"cluster.step_jitter", 0.003, false, 0.0, 1.0,
+       "prior: the straggler term's spread, fitted 0.003 on the scaling series; 0 to 0.006 "
+       "(docs/step-time.md)"},
       {"gpu.kernel_overhead_us", 0.5, true, 0.0, 1e3,
        "prior: the fit's grid 0-5 us around the fitted 3 us (docs/step-time.md)"},
       {"training.step_overhead_s", 1.0, true, 0.0, 60.0,
