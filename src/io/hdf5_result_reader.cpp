@@ -171,7 +171,11 @@ StoredRow read_result_row(const std::string& path, std::int64_t index) {
       PPSEARCH_MEMBER(ResultRow, worst_rank),
       PPSEARCH_MEMBER(ResultRow, recompute_num_layers),
   };
-  Id rmem = memory_type(*ctype, sizeof(ResultRow), row_members, path, "/candidates");
+  std::vector<Member> members = row_members;
+  // Rank placement (docs/topology.md): files written before it have no such field.
+  if (H5Tget_member_index(*ctype, "placement") >= 0)
+    members.push_back(PPSEARCH_MEMBER(ResultRow, placement));
+  Id rmem = memory_type(*ctype, sizeof(ResultRow), members, path, "/candidates");
   if (!read_rows(*cand, *rmem, static_cast<hsize_t>(index), 1, &out.row))
     fail(path, "cannot read row " + std::to_string(index) + " of /candidates");
 

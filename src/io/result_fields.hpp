@@ -22,6 +22,8 @@ namespace ppsearch::io_detail {
 inline constexpr const char* kScheduleNames[] = {"gpipe", "1f1b", "interleaved-1f1b", "zb-h1"};
 inline constexpr const char* kRecomputeNames[] = {"none", "selective", "full"};
 inline constexpr const char* kInfeasibleNames[] = {"none", "memory", "too_few_layers", "schedule"};
+// Rank placement (docs/topology.md).
+inline constexpr const char* kPlacementNames[] = {"tp-cp-dp-pp", "tp-cp-pp-dp"};
 
 template <typename T, std::size_t N>
 constexpr int count_of(const T (&)[N]) {
@@ -31,6 +33,10 @@ constexpr int count_of(const T (&)[N]) {
 static_assert(count_of(kScheduleNames) == kNumSchedules, "one HDF5 name per Schedule value");
 static_assert(count_of(kRecomputeNames) == kNumRecompute, "one HDF5 name per Recompute value");
 static_assert(count_of(kInfeasibleNames) == kNumInfeasible, "one HDF5 name per Infeasible value");
+static_assert(count_of(kPlacementNames) == kNumPlacements, "one HDF5 name per Placement value");
+static_assert(static_cast<int>(Placement::kTpCpDpPp) == 0 &&
+                  static_cast<int>(Placement::kTpCpPpDp) == 1,
+              "kPlacementNames follows the Placement values");
 static_assert(static_cast<int>(Schedule::kGPipe) == 0 && static_cast<int>(Schedule::k1F1B) == 1 &&
                   static_cast<int>(Schedule::kInterleaved1F1B) == 2 &&
                   static_cast<int>(Schedule::kZBH1) == 3,
@@ -48,7 +54,7 @@ static_assert(static_cast<int>(Infeasible::kNone) == 0 &&
 // ---------------------------------------------------------------------------------------------
 // Field tables: every member of ResultRow / StageRow, in declaration order, with the name it
 // gets in the file (the member's own name).
-enum class Kind { kI32, kI64, kU8, kI8, kF64, kSchedule, kRecompute, kInfeasible };
+enum class Kind { kI32, kI64, kU8, kI8, kF64, kSchedule, kRecompute, kInfeasible, kPlacement };
 
 constexpr std::size_t size_of(Kind k) {
   switch (k) {
@@ -110,6 +116,7 @@ inline constexpr Field kRowFields[] = {
     PPSEARCH_FIELD(ResultRow, time_to_train_s, Kind::kF64),
     PPSEARCH_FIELD(ResultRow, gpu_hours, Kind::kF64),
     PPSEARCH_FIELD(ResultRow, cost, Kind::kF64),
+    PPSEARCH_FIELD(ResultRow, placement, Kind::kPlacement),  // rank placement (docs/topology.md)
 };
 
 inline constexpr Field kStageFields[] = {

@@ -361,6 +361,7 @@ Candidate candidate_of(const ResultRow& r) {
   c.sp = r.sequence_parallel;
   c.zero = static_cast<std::uint8_t>(r.zero_stage);
   c.recompute_num_layers = r.recompute_num_layers;
+  c.placement = static_cast<Placement>(r.placement);
   return c;
 }
 
@@ -402,6 +403,7 @@ ResultRow to_row(const Candidate& c, const Evaluation& e) {
   r.time_to_train_s = std::numeric_limits<double>::quiet_NaN();  // set by add_training_cost
   r.gpu_hours = std::numeric_limits<double>::quiet_NaN();
   r.cost = std::numeric_limits<double>::quiet_NaN();
+  r.placement = static_cast<std::uint8_t>(c.placement);
   return r;
 }
 

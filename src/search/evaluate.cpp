@@ -217,14 +217,14 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   const double cap = cc.capacity_bytes;
 
   // ---- p2p hop times between consecutive virtual stages (§5.4) ------------------
-  // Pipeline rank p of pipeline 0 sits at global rank p·stride (TP, CP, DP inner).
-  const long long stride = 1LL * c.tp * c.cp * c.dp;
+  // Pipeline rank p of pipeline 0 sits at global rank p·stride (TP, CP, DP inner under
+  // Megatron's placement; TP, CP inner under tp-cp-pp-dp: cost/fabric.hpp).
+  const long long stride = group_strides(c).pp;
   I.hop_s.assign(std::max(0, S - 1), 0.0);
   for (int vs = 0; vs + 1 < S; ++vs) {
     const long long ra = (vs % P) * stride, rb = ((vs + 1) % P) * stride;
     if (ra == rb) continue;
-    const bool same = ra / ndom == rb / ndom;
-    I.hop_s[vs] = p2p_time(cc.boundary_bytes, same, I.links);
+    I.hop_s[vs] = p2p_time(cc.boundary_bytes, ra, rb, c.gpus, I.links);
   }
   const bool blocking = pb.cluster.p2p_blocking;
 
@@ -492,7 +492,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   // ---- Data-parallel gradient reduction and the step tail (§2.4 assembly, §5.4) ------
   const TrainingSpec& tr = pb.training;
   const double dr = double(c.dp) * c.cp;
-  const GroupShape dp_group = group_shape(c.dp * c.cp, c.tp, ndom);
+  const GroupShape dp_group = group_shape(dp_cp_layout(c), I.links.fabric);
   const double mem_bw = pb.gpu.hbm_bytes_per_s * pb.gpu.memory_efficiency;
   double optimizer_s = 0, param_gather_exposed = 0;
   int crit = 0;

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <vector>
 
+#include "ppsearch/search/placement.hpp"  // rank placement (docs/topology.md)
 #include "ppsearch/spec/specs.hpp"
 
 namespace ppsearch {
@@ -27,12 +28,15 @@ struct Candidate {
   // the first N layers of each stage (Megatron's --recompute-method block
   // --recompute-num-layers N); −1 = per stage the fewest layers that make it fit.
   std::int32_t recompute_num_layers = 0;
+  // Rank placement (docs/topology.md): the order of the parallel dimensions over the ranks.
+  Placement placement = Placement::kTpCpDpPp;
 };
 
 // Total order used as the tie-break everywhere (deterministic ranking).
 inline auto candidate_key(const Candidate& c) {
   return std::make_tuple(c.gpus, c.tp, c.pp, c.cp, c.dp, c.vpp, c.mbs, static_cast<int>(c.schedule),
-                         static_cast<int>(c.recompute), c.sp, c.zero, c.recompute_num_layers);
+                         static_cast<int>(c.recompute), c.sp, c.zero, c.recompute_num_layers,
+                         static_cast<int>(c.placement));
 }
 inline bool key_less(const Candidate& a, const Candidate& b) {
   return candidate_key(a) < candidate_key(b);
