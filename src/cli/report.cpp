@@ -44,6 +44,8 @@ std::string knob_difference(const ResultRow& lead, const ResultRow& other) {
   if (lead.sequence_parallel != other.sequence_parallel)
     add("sp", other.sequence_parallel ? "on" : "off");
   num("zero", lead.zero_stage, other.zero_stage);
+  if (lead.placement != other.placement && other.placement < kNumPlacements)  // docs/topology.md
+    add("placement", to_string(static_cast<Placement>(other.placement)));
   return out.empty() ? "the same knobs" : out;
 }
 

@@ -23,7 +23,7 @@ namespace {
 auto row_key(const ResultRow& r) {
   return std::make_tuple(r.gpus, r.tp, r.pp, r.cp, r.dp, r.vpp, r.mbs, int(r.schedule),
                          int(r.recompute), int(r.sequence_parallel), int(r.zero_stage),
-                         r.recompute_num_layers);
+                         r.recompute_num_layers, int(r.placement));
 }
 
 bool finite_stage(const StageResult& s) {
@@ -449,7 +449,12 @@ std::string row_key_text(const ResultRow& r) {
          " pp=" + std::to_string(r.pp) + " cp=" + std::to_string(r.cp) +
          " dp=" + std::to_string(r.dp) + " vpp=" + std::to_string(r.vpp) +
          " mbs=" + std::to_string(r.mbs) + " schedule=" + sched + " recompute=" + rec +
-         " sp=" + (r.sequence_parallel ? "on" : "off") + " zero=" + std::to_string(r.zero_stage);
+         " sp=" + (r.sequence_parallel ? "on" : "off") + " zero=" + std::to_string(r.zero_stage) +
+         (r.placement != 0
+              ? std::string(" placement=") + (r.placement < kNumPlacements
+                                                  ? to_string(static_cast<Placement>(r.placement))
+                                                  : std::to_string(r.placement).c_str())
+              : std::string());
 }
 
 SearchOutput merge_ranked(int sources, const BlockFetch& fetch, const RowSink& sink,
