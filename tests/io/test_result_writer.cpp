@@ -47,8 +47,9 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 const std::vector<std::string> kScheduleNames = {"gpipe", "1f1b", "interleaved-1f1b", "zb-h1"};
 const std::vector<std::string> kRecomputeNames = {"none", "selective", "full"};
 const std::vector<std::string> kReasonNames = {"none", "memory", "too_few_layers", "schedule"};
+const std::vector<std::string> kPlacementNames = {"tp-cp-dp-pp", "tp-cp-pp-dp"};  // topology.md
 
-enum class K { kI32, kI64, kU8, kI8, kF64, kSchedule, kRecompute, kReason };
+enum class K { kI32, kI64, kU8, kI8, kF64, kSchedule, kRecompute, kReason, kPlacement };
 struct Member {
   const char* name;
   std::size_t offset;
@@ -93,6 +94,7 @@ const std::vector<Member> kRowMembers = {
     ROW(time_to_train_s, K::kF64),
     ROW(gpu_hours, K::kF64),
     ROW(cost, K::kF64),
+    ROW(placement, K::kPlacement),  // rank placement (docs/topology.md)
 };
 #undef ROW
 #define STAGE(m, k) \
@@ -122,6 +124,8 @@ const std::vector<std::string>* enum_names(K k) {
   switch (k) {
     case K::kSchedule:
       return &kScheduleNames;
+    case K::kPlacement:
+      return &kPlacementNames;
     case K::kRecompute:
       return &kRecomputeNames;
     case K::kReason:
@@ -582,7 +586,8 @@ TEST_F(ResultWriterTest, IdenticalRowsGiveIdenticalBytes) {
     w->commit(other);
   }
   const auto ba = raw_bytes(a, "candidates");
-  ASSERT_EQ(ba.size(), clean.size() * 194u);  // 9*4 + 6*1 + 15*8 + 2*4 + 3*8 bytes per packed row
+  ASSERT_EQ(ba.size(),
+            clean.size() * 195u);  // 9*4 + 6*1 + 15*8 + 2*4 + 3*8 + 1 bytes per packed row
   EXPECT_TRUE(ba == raw_bytes(b, "candidates"));
   EXPECT_TRUE(raw_bytes(a, "best") == raw_bytes(b, "best"));
   EXPECT_FALSE(raw_bytes(a, "candidates") == raw_bytes(a, "stages"));  // the helper can differ

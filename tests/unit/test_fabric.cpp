@@ -3,9 +3,11 @@
 
 #include <cmath>
 
+#include "../support/builders.hpp"
 #include "ppsearch/cost/comm.hpp"
 #include "ppsearch/cost/fabric.hpp"
 #include "ppsearch/search/enumerate.hpp"
+#include "ppsearch/search/evaluate.hpp"
 
 namespace ppsearch {
 namespace {
@@ -166,6 +168,41 @@ TEST(Fabric, PlacementStridesAndWhenTheyAreSearched) {
   EXPECT_EQ(placements_searched(cl, 1024, 4, 16), 2);
   EXPECT_EQ(placements_searched(cl, 256, 4, 16), 1);   // the job fits one leaf tier
   EXPECT_EQ(placements_searched(cl, 1024, 1, 16), 1);  // no PP: the orders coincide
+}
+
+TEST(Fabric, EnumerationTriesBothPlacementsOnlyOnACostlySpineAndCountsThem) {
+  Problem p = test::llama70b_h200();
+  p.gpus = {512};
+  p.cluster.leaf_nic_ports = 4;  // rail groups of 4 nodes = 64 GPUs
+  const Enumeration flat = enumerate_candidates(p);
+  EXPECT_EQ(count_candidates(p), static_cast<std::int64_t>(flat.candidates.size()));
+  for (const Candidate& c : flat.candidates) EXPECT_EQ(c.placement, Placement::kTpCpDpPp);
+  p.cluster.oversubscription = 2.0;
+  const Enumeration tapered = enumerate_candidates(p);
+  EXPECT_EQ(count_candidates(p), static_cast<std::int64_t>(tapered.candidates.size()));
+  std::int64_t alt = 0, both_dims = 0;
+  for (const Candidate& c : tapered.candidates) {
+    alt += c.placement == Placement::kTpCpPpDp;
+    both_dims += c.placement == Placement::kTpCpDpPp && c.pp > 1 && c.dp > 1;
+  }
+  EXPECT_GT(alt, 0);
+  EXPECT_EQ(alt, both_dims);  // one alternative per shape with PP > 1 and DP > 1
+  EXPECT_EQ(tapered.candidates.size(), flat.candidates.size() + static_cast<std::size_t>(alt));
+}
+
+TEST(Fabric, PlacementMovesPipelineHopsAcrossTheTaper) {
+  // PP hops of 64 GPUs cross 64-GPU leaves under Megatron's order; under tp-cp-pp-dp they
+  // stay 8 GPUs apart. With a 4:1 taper the pipeline time must drop with the second order.
+  Problem p = test::llama70b_h200();
+  p.gpus = {512};
+  p.cluster.leaf_nic_ports = 4;
+  p.cluster.oversubscription = 4.0;
+  Candidate c = test::make_candidate(p, 8, 8, 8, 1, Schedule::k1F1B, Recompute::kFull, 1, 1, 1);
+  const Evaluation meg = evaluate(p, c);
+  c.placement = Placement::kTpCpPpDp;
+  const Evaluation alt = evaluate(p, c);
+  ASSERT_TRUE(meg.feasible && alt.feasible);
+  EXPECT_LT(alt.pp_comm_s, meg.pp_comm_s);
 }
 
 }  // namespace
