@@ -74,6 +74,9 @@ constexpr KeyOption kKeyOptions[] = {
     {"price-per-gpu-hour", "cluster.price_per_gpu_hour", "PRICE",
      "price of one GPU-hour in your currency (= --set cluster.price_per_gpu_hour=PRICE): adds "
      "the cost of training --tokens and names the cheapest GPU count"},
+    // Mixture of experts (docs/moe.md).
+    {"ep", "search.ep", "LIST", "expert-parallel degrees (MoE models), a comma list or auto"},
+    {"etp", "search.etp", "LIST", "expert-tensor-parallel degrees (MoE models), or auto (= 1)"},
 };
 
 std::string join(const std::vector<std::string>& items, const char* sep) {

@@ -81,12 +81,9 @@ static_assert(std::is_standard_layout_v<StageRow> && std::is_trivially_copyable_
   Field { #member, offsetof(type, member), kind }
 
 inline constexpr Field kRowFields[] = {
-    PPSEARCH_FIELD(ResultRow, gpus, Kind::kI32),
-    PPSEARCH_FIELD(ResultRow, tp, Kind::kI32),
-    PPSEARCH_FIELD(ResultRow, pp, Kind::kI32),
-    PPSEARCH_FIELD(ResultRow, cp, Kind::kI32),
-    PPSEARCH_FIELD(ResultRow, dp, Kind::kI32),
-    PPSEARCH_FIELD(ResultRow, vpp, Kind::kI32),
+    PPSEARCH_FIELD(ResultRow, gpus, Kind::kI32), PPSEARCH_FIELD(ResultRow, tp, Kind::kI32),
+    PPSEARCH_FIELD(ResultRow, pp, Kind::kI32), PPSEARCH_FIELD(ResultRow, cp, Kind::kI32),
+    PPSEARCH_FIELD(ResultRow, dp, Kind::kI32), PPSEARCH_FIELD(ResultRow, vpp, Kind::kI32),
     PPSEARCH_FIELD(ResultRow, mbs, Kind::kI32),
     PPSEARCH_FIELD(ResultRow, num_microbatches, Kind::kI32),
     PPSEARCH_FIELD(ResultRow, global_batch_size, Kind::kI32),
@@ -97,8 +94,7 @@ inline constexpr Field kRowFields[] = {
     PPSEARCH_FIELD(ResultRow, feasible, Kind::kU8),
     PPSEARCH_FIELD(ResultRow, infeasible_reason, Kind::kInfeasible),
     PPSEARCH_FIELD(ResultRow, iteration_time_s, Kind::kF64),
-    PPSEARCH_FIELD(ResultRow, mfu, Kind::kF64),
-    PPSEARCH_FIELD(ResultRow, hfu, Kind::kF64),
+    PPSEARCH_FIELD(ResultRow, mfu, Kind::kF64), PPSEARCH_FIELD(ResultRow, hfu, Kind::kF64),
     PPSEARCH_FIELD(ResultRow, tflops_per_gpu, Kind::kF64),
     PPSEARCH_FIELD(ResultRow, tokens_per_s, Kind::kF64),
     PPSEARCH_FIELD(ResultRow, bubble_fraction, Kind::kF64),
@@ -114,8 +110,9 @@ inline constexpr Field kRowFields[] = {
     PPSEARCH_FIELD(ResultRow, worst_rank, Kind::kI32),
     PPSEARCH_FIELD(ResultRow, recompute_num_layers, Kind::kI32),
     PPSEARCH_FIELD(ResultRow, time_to_train_s, Kind::kF64),
-    PPSEARCH_FIELD(ResultRow, gpu_hours, Kind::kF64),
-    PPSEARCH_FIELD(ResultRow, cost, Kind::kF64),
+    PPSEARCH_FIELD(ResultRow, gpu_hours, Kind::kF64), PPSEARCH_FIELD(ResultRow, cost, Kind::kF64),
+    // Mixture of experts (docs/moe.md).
+    PPSEARCH_FIELD(ResultRow, ep, Kind::kI32), PPSEARCH_FIELD(ResultRow, etp, Kind::kI32),
     PPSEARCH_FIELD(ResultRow, placement, Kind::kPlacement),  // rank placement (docs/topology.md)
 };
 

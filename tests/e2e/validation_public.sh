@@ -36,7 +36,7 @@ fi
 # One table row per id of the CSV.
 mapfile -t ids < <("$PY" -c 'import csv, sys
 for row in csv.DictReader(open(sys.argv[1], newline="")): print(row["id"])' "$RUNS")
-[ "${#ids[@]}" -eq 51 ] && ok "51 ids in the public file" || bad "expected 51 ids, got ${#ids[@]}"
+[ "${#ids[@]}" -ge 51 ] && ok "${#ids[@]} ids in the public file" || bad "expected at least 51 ids, got ${#ids[@]}"
 missing=0
 for id in "${ids[@]}"; do
   if ! awk -v id="$id" '$1 == id { found = 1 } END { exit !found }' report.txt; then

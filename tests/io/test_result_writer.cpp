@@ -94,6 +94,8 @@ const std::vector<Member> kRowMembers = {
     ROW(time_to_train_s, K::kF64),
     ROW(gpu_hours, K::kF64),
     ROW(cost, K::kF64),
+    ROW(ep, K::kI32),  // mixture of experts (docs/moe.md)
+    ROW(etp, K::kI32),
     ROW(placement, K::kPlacement),  // rank placement (docs/topology.md)
 };
 #undef ROW
@@ -587,7 +589,7 @@ TEST_F(ResultWriterTest, IdenticalRowsGiveIdenticalBytes) {
   }
   const auto ba = raw_bytes(a, "candidates");
   ASSERT_EQ(ba.size(),
-            clean.size() * 195u);  // 9*4 + 6*1 + 15*8 + 2*4 + 3*8 + 1 bytes per packed row
+            clean.size() * 203u);  // 9*4 + 6*1 + 15*8 + 2*4 + 3*8 + 2*4 + 1 per packed row
   EXPECT_TRUE(ba == raw_bytes(b, "candidates"));
   EXPECT_TRUE(raw_bytes(a, "best") == raw_bytes(b, "best"));
   EXPECT_FALSE(raw_bytes(a, "candidates") == raw_bytes(a, "stages"));  // the helper can differ
