@@ -156,6 +156,16 @@ CollectiveChoice choose_collective(Collective op, double bytes, const GroupShape
   return best;
 }
 
+double all_to_all_leaf_share(int size, long long stride, const Links& l) {
+  if (size <= 1 || l.fabric.gpus_per_leaf <= 0) return 1.0;
+  GroupLayout layout;
+  layout.inner_size = size;
+  layout.inner_stride = stride;
+  const int per_leaf = std::min(size, members_per_block(layout, l.fabric.gpus_per_leaf));
+  const int leaves = (size + per_leaf - 1) / per_leaf;
+  return leaves > 1 ? cross_leaf_share(l.fabric, double(leaves - 1) / leaves) : 1.0;
+}
+
 double collective_time(Collective op, double bytes, const GroupShape& g, const Links& l) {
   return choose_collective(op, bytes, g, l).time_s;
 }

@@ -205,5 +205,18 @@ TEST(Fabric, PlacementMovesPipelineHopsAcrossTheTaper) {
   EXPECT_LT(alt.pp_comm_s, meg.pp_comm_s);
 }
 
+TEST(Fabric, AllToAllAcrossLeavesPaysTheSpine) {
+  ClusterSpec c = plain_cluster();
+  c.leaf_nic_ports = 32;
+  c.rail_optimized = false;  // 32-GPU leaves
+  c.oversubscription = 2.0;
+  const Links l = effective_links(c);
+  EXPECT_DOUBLE_EQ(all_to_all_leaf_share(32, 1, l), 1.0);  // one leaf
+  // 4 leaves: 3/4 of each NIC's traffic crosses at once, the 2:1 spine carries 1/(2·3/4).
+  EXPECT_NEAR(all_to_all_leaf_share(128, 1, l), 1.0 / 1.5, 1e-12);
+  c.adaptive_routing = false;
+  EXPECT_NEAR(all_to_all_leaf_share(128, 1, effective_links(c)), ecmp_efficiency(24, 16), 1e-12);
+}
+
 }  // namespace
 }  // namespace ppsearch

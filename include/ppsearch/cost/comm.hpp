@@ -58,6 +58,11 @@ CollectiveChoice choose_collective(Collective, double bytes, const GroupShape&, 
 // Its time.
 double collective_time(Collective, double bytes, const GroupShape&, const Links&);
 
+// Share of the NIC line rate left to the cross-leaf part of an all-to-all over `size` ranks
+// `stride` apart: over L leaves, (L − 1)/L of every rank's traffic crosses the spine at once
+// (docs/topology.md); 1 inside one leaf.
+double all_to_all_leaf_share(int size, long long stride, const Links&);
+
 // Point-to-point transfer between two ranks, over NVLink when they share a domain.
 double p2p_time(double bytes, bool same_domain, const Links&);
 // Between global ranks a and b of a job of `gpus` ranks, when every rank sends to its
