@@ -106,8 +106,11 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
 
   p->training.global_batch_size = run.global_batch_size;
   p->training.attention_flops = AttentionFlops::kFull;  // no source halves attention FLOPs
-  // "selective" is the framework's own: torchtitan's per-op policy (docs/memory.md).
-  if (run.stack == "torchtitan") p->training.selective_recompute = SelectiveRecompute::kPerOp;
+  // "selective" is the framework's own: torchtitan's per-op policy (docs/memory.md). The stack
+  // may carry a profile suffix (torchtitan-2024).
+  if (run.stack.rfind("torchtitan", 0) == 0) {
+    p->training.selective_recompute = SelectiveRecompute::kPerOp;
+  }
   // fp16 runs keep 16-bit main gradients: Megatron-LM sets accumulate_allreduce_grads_in_fp32
   // only for bf16 (megatron/training/arguments.py), so an fp16 run reduces in fp16
   // (docs/memory.md "Static memory").
@@ -329,6 +332,7 @@ RunResult predict_run(const RunRecord& run, const Problem& problem) {
       r.reason = "the model says the stated configuration does not fit: " + explain(example);
       if (example.reason == Infeasible::kMemory) {
         // The single stated configuration: what it would need is still its memory prediction.
+        r.device_peak_memory_gb = example.needed_bytes / 1e9;
         r.peak_memory_gb =
             metric_memory_bytes(example.needed_bytes, workspace_bytes(problem, cands.front()),
                                 run.memory_metric) /
@@ -349,6 +353,7 @@ RunResult predict_run(const RunRecord& run, const Problem& problem) {
   r.error_pct = 100.0 * (r.predicted_step_time_s - r.measured_step_time_s) / r.measured_step_time_s;
   r.engine_mfu = best_eval.mfu;
   // The measured metric's figure (docs/memory.md "What a measured peak counts").
+  r.device_peak_memory_gb = best_eval.peak_memory_gb;
   r.peak_memory_gb = metric_memory_bytes(best_eval.peak_memory_gb * 1e9,
                                          workspace_bytes(problem, *best), run.memory_metric) /
                      1e9;

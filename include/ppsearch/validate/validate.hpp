@@ -80,8 +80,12 @@ struct RunResult {
   double reported_mfu = std::numeric_limits<double>::quiet_NaN();   ///< as printed, 0–1
   double measured_mfu =
       std::numeric_limits<double>::quiet_NaN();  ///< row convention at the measured time, 0–1
-  double engine_mfu = std::numeric_limits<double>::quiet_NaN();      ///< the engine's own MFU
-  double peak_memory_gb = std::numeric_limits<double>::quiet_NaN();  ///< predicted, GB (1e9)
+  double engine_mfu = std::numeric_limits<double>::quiet_NaN();  ///< the engine's own MFU
+  /// Predicted peak memory per GPU in the row's memory_metric (metric_memory_bytes; the device
+  /// level when the row has none), GB (1e9).
+  double peak_memory_gb = std::numeric_limits<double>::quiet_NaN();
+  /// The engine's device-level peak of the same GPU (its memory_gb), GB (1e9).
+  double device_peak_memory_gb = std::numeric_limits<double>::quiet_NaN();
 
   /// The model judged that no configuration the row allows fits in memory: the published
   /// run's stated configuration is infeasible to the model (the feasibility rule).
