@@ -67,4 +67,10 @@ ib = {r["placement"] for r in csv.DictReader(open(sys.argv[2]))}
 assert roce == {"tp-cp-dp-pp", "tp-cp-pp-dp"}, roce
 assert ib == {"tp-cp-dp-pp"}, ib
 PY
+# The Megatron launch of a tp-cp-pp-dp row carries Megatron-Core's matching rank order.
+expect_rc 0 "$PPSEARCH" --gpus 512 --cluster h100-roce-ecmp --tp 2 --pp 8 --cp 4 --vpp 5 \
+  --mbs 1 --schedule interleaved-1f1b --recompute none --sp on --zero 1 --threads 2 --quiet \
+  --emit megatron --output emit.csv
+if grep -q -- "--use-tp-pp-dp-mapping" out.txt; then ok "emit: --use-tp-pp-dp-mapping"
+else bad "emit: no --use-tp-pp-dp-mapping for a tp-cp-pp-dp row"; cat out.txt >&2; fi
 finish
