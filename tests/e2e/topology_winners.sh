@@ -32,31 +32,31 @@ time_is() {
 }
 
 # InfiniBand (adaptive routing) against RoCE with static ECMP at 1,024 GPUs.
-best ib --gpus 1024 --model gpt3-175b --cluster h100-8gpu-ndr
-best roce --gpus 1024 --model gpt3-175b --cluster h100-roce-ecmp
-differ ib roce "InfiniBand vs RoCE ECMP, gpt3-175b, 1024 GPUs"
-time_is ib 6.504
-time_is roce 6.583
+best ib --gpus 1024 --model llama3-405b --cluster h100-8gpu-ndr
+best roce --gpus 1024 --model llama3-405b --cluster h100-roce-ecmp
+differ ib roce "InfiniBand vs RoCE ECMP, llama3-405b, 1024 GPUs"
+time_is ib 74.936
+time_is roce 75.104
 
 # Rail-optimised against top-of-rack leaves (both RoCE ECMP) at 512 GPUs.
 best rail --gpus 512 --cluster h100-roce-ecmp
 best tor --gpus 512 --cluster h100-roce-tor
 differ rail tor "rail-optimised vs not, llama3-70b, 512 GPUs"
-time_is rail 3.814
-time_is tor 3.826
+time_is rail 3.721
+time_is tor 3.764
 
 # A 2:1 taper against a 1:1 spine (both InfiniBand, top-of-rack leaves) at 512 GPUs.
 best flat --gpus 512 --cluster h100-8gpu-ndr --set cluster.rail_optimized=false
 best taper --gpus 512 --cluster h100-ndr-tor-2to1
 differ flat taper "1:1 vs 2:1 taper, llama3-70b, 512 GPUs"
-time_is flat 3.768
-time_is taper 3.825
+time_is flat 3.699
+time_is taper 3.742
 
 # 72-GPU against 8-GPU NVLink domains (GB200, otherwise the same) at 576 GPUs.
 best nvl72 --gpus 576 --model gpt3-175b --cluster gb200-nvl72
 best nvl8 --gpus 576 --model gpt3-175b --cluster gb200-nvl72 --set cluster.nvlink_domain_size=8
 differ nvl72 nvl8 "NVL72 vs 8-GPU NVLink domains, gpt3-175b, 576 GPUs"
-time_is nvl72 4.324
+time_is nvl72 4.668
 time_is nvl8 5.162
 
 # The placement is searched only on a costly spine, and reported per row.

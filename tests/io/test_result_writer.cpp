@@ -59,43 +59,21 @@ struct Member {
 #define ROW(m, k) \
   Member { #m, offsetof(ResultRow, m), k }
 const std::vector<Member> kRowMembers = {
-    ROW(gpus, K::kI32),
-    ROW(tp, K::kI32),
-    ROW(pp, K::kI32),
-    ROW(cp, K::kI32),
-    ROW(dp, K::kI32),
-    ROW(vpp, K::kI32),
-    ROW(mbs, K::kI32),
-    ROW(num_microbatches, K::kI32),
-    ROW(global_batch_size, K::kI32),
-    ROW(schedule, K::kSchedule),
-    ROW(recompute, K::kRecompute),
-    ROW(sequence_parallel, K::kU8),
-    ROW(zero_stage, K::kI8),
-    ROW(feasible, K::kU8),
-    ROW(infeasible_reason, K::kReason),
-    ROW(iteration_time_s, K::kF64),
-    ROW(mfu, K::kF64),
-    ROW(hfu, K::kF64),
-    ROW(tflops_per_gpu, K::kF64),
-    ROW(tokens_per_s, K::kF64),
-    ROW(bubble_fraction, K::kF64),
-    ROW(peak_memory_gb, K::kF64),
-    ROW(compute_s, K::kF64),
-    ROW(tp_comm_s, K::kF64),
-    ROW(cp_comm_s, K::kF64),
-    ROW(pp_comm_s, K::kF64),
-    ROW(dp_comm_s, K::kF64),
-    ROW(pipeline_s, K::kF64),
-    ROW(optimizer_s, K::kF64),
-    ROW(needed_memory_gb, K::kF64),
-    ROW(worst_rank, K::kI32),
-    ROW(recompute_num_layers, K::kI32),
-    ROW(time_to_train_s, K::kF64),
-    ROW(gpu_hours, K::kF64),
-    ROW(cost, K::kF64),
+    ROW(gpus, K::kI32), ROW(tp, K::kI32), ROW(pp, K::kI32), ROW(cp, K::kI32), ROW(dp, K::kI32),
+    ROW(vpp, K::kI32), ROW(mbs, K::kI32), ROW(num_microbatches, K::kI32),
+    ROW(global_batch_size, K::kI32), ROW(schedule, K::kSchedule), ROW(recompute, K::kRecompute),
+    ROW(sequence_parallel, K::kU8), ROW(zero_stage, K::kI8), ROW(feasible, K::kU8),
+    ROW(infeasible_reason, K::kReason), ROW(iteration_time_s, K::kF64), ROW(mfu, K::kF64),
+    ROW(hfu, K::kF64), ROW(tflops_per_gpu, K::kF64), ROW(tokens_per_s, K::kF64),
+    ROW(bubble_fraction, K::kF64), ROW(peak_memory_gb, K::kF64), ROW(compute_s, K::kF64),
+    ROW(tp_comm_s, K::kF64), ROW(cp_comm_s, K::kF64), ROW(pp_comm_s, K::kF64),
+    ROW(dp_comm_s, K::kF64), ROW(pipeline_s, K::kF64), ROW(optimizer_s, K::kF64),
+    ROW(needed_memory_gb, K::kF64), ROW(worst_rank, K::kI32), ROW(recompute_num_layers, K::kI32),
+    ROW(time_to_train_s, K::kF64), ROW(gpu_hours, K::kF64), ROW(cost, K::kF64),
     ROW(ep, K::kI32),  // mixture of experts (docs/moe.md)
     ROW(etp, K::kI32),
+    // Uncertainty of the top rows (docs/uncertainty.md).
+    ROW(iteration_time_lo_s, K::kF64), ROW(iteration_time_hi_s, K::kF64),
     ROW(placement, K::kPlacement),  // rank placement (docs/topology.md)
 };
 #undef ROW
@@ -352,10 +330,26 @@ std::vector<ResultRow> random_rows(std::mt19937_64& rng, int n) {
     r.zero_stage = static_cast<std::int8_t>(static_cast<int>(rng() % 4) - (i == 0 ? 4 : 0));
     r.feasible = static_cast<std::uint8_t>(rng() % 2);
     r.infeasible_reason = static_cast<std::uint8_t>(rng() % kReasonNames.size());
-    for (double* d : {&r.iteration_time_s, &r.mfu, &r.hfu, &r.tflops_per_gpu, &r.tokens_per_s,
-                      &r.bubble_fraction, &r.peak_memory_gb, &r.compute_s, &r.tp_comm_s,
-                      &r.cp_comm_s, &r.pp_comm_s, &r.dp_comm_s, &r.pipeline_s, &r.optimizer_s,
-                      &r.needed_memory_gb, &r.time_to_train_s, &r.gpu_hours, &r.cost}) {
+    for (double* d : {&r.iteration_time_s,
+                      &r.mfu,
+                      &r.hfu,
+                      &r.tflops_per_gpu,
+                      &r.tokens_per_s,
+                      &r.bubble_fraction,
+                      &r.peak_memory_gb,
+                      &r.compute_s,
+                      &r.tp_comm_s,
+                      &r.cp_comm_s,
+                      &r.pp_comm_s,
+                      &r.dp_comm_s,
+                      &r.pipeline_s,
+                      &r.optimizer_s,
+                      &r.needed_memory_gb,
+                      &r.time_to_train_s,
+                      &r.gpu_hours,
+                      &r.cost,
+                      &r.iteration_time_lo_s,
+                      &r.iteration_time_hi_s}) {
       const auto pick = rng() % 10;
       *d = pick == 0   ? kNaN
            : pick == 1 ? std::numeric_limits<double>::denorm_min()
@@ -588,8 +582,9 @@ TEST_F(ResultWriterTest, IdenticalRowsGiveIdenticalBytes) {
     w->commit(other);
   }
   const auto ba = raw_bytes(a, "candidates");
-  ASSERT_EQ(ba.size(),
-            clean.size() * 203u);  // 9*4 + 6*1 + 15*8 + 2*4 + 3*8 + 2*4 + 1 per packed row
+  // 9*4 + 6*1 + 15*8 + 2*4 + 3*8 + 2*4 (ep, etp) + 2*8 (lo, hi) + 1 (placement) bytes per packed
+  // row
+  ASSERT_EQ(ba.size(), clean.size() * 219u);
   EXPECT_TRUE(ba == raw_bytes(b, "candidates"));
   EXPECT_TRUE(raw_bytes(a, "best") == raw_bytes(b, "best"));
   EXPECT_FALSE(raw_bytes(a, "candidates") == raw_bytes(a, "stages"));  // the helper can differ
