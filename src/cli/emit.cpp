@@ -299,6 +299,8 @@ LaunchConfig megatron(const Problem& p, const ResultRow& r,
   b.flag("--pipeline-model-parallel-size", r.pp);
   b.flag("--context-parallel-size", r.cp);
   if (r.sequence_parallel && r.tp > 1) b.flag("--sequence-parallel");
+  // Rank placement tp-cp-pp-dp (docs/topology.md): Megatron-Core's order "tp-cp-ep-pp-dp".
+  if (r.placement == 1) b.flag("--use-tp-pp-dp-mapping");
   const int stages = r.pp * r.vpp;
   if (pipelined(r)) {
     if (even_split(st, m.layers, stages)) {
@@ -380,6 +382,10 @@ LaunchConfig nemo(const Problem& p, const ResultRow& r, const std::vector<std::p
   b.flag("model.gated_linear_unit", tf(m.mlp == MlpKind::kSwiGLU));
   b.flag("model.share_embeddings_and_output_weights", tf(m.tied_embeddings));
   b.flag("model.bf16", "true");
+  if (r.placement == 1)  // rank placement (docs/topology.md)
+    b.approx(
+        "rank placement tp-cp-pp-dp: set Megatron-Core's use_tp_pp_dp_mapping as the recipe "
+        "allows; the default order places the ranks tp-cp-dp-pp");
   b.flag("model.tensor_model_parallel_size", std::to_string(r.tp));
   b.flag("model.pipeline_model_parallel_size", std::to_string(r.pp));
   b.flag("model.virtual_pipeline_model_parallel_size",
@@ -458,6 +464,10 @@ LaunchConfig torchtitan(const Problem& p, const ResultRow& r,
   b.comment(
       "names pinned to pytorch/torchtitan b5bcd76c (2026-08-21), see docs/launch.md; "
       "the model itself is chosen with --module/--config");
+  if (r.placement == 1)  // rank placement (docs/topology.md)
+    b.approx(
+        "rank placement tp-cp-pp-dp has no torchtitan option: its device mesh keeps pp "
+        "outermost (tp-cp-dp-pp), which costs more on this fabric");
   const ModelSpec& m = p.model;
   const Schedule sch = schedule_of(r);
   std::string schedule_name;

@@ -226,10 +226,12 @@ double ep_all_to_all_time(double bytes_per_rank, int ep, int stride, int ndom, c
   // all-to-all cannot aggregate NICs (nccl-tests #267, as comm.cpp's kAllToAll). The two run at
   // once; all sends are posted together (NCCL grouped send/recv; DeepSeek-V3 §3.2.2, DeepEP),
   // so one latency per link kind.
+  // Between leaves the spine's taper and ECMP collisions apply (docs/topology.md).
+  const double net_bw = l.network_bytes_per_s * all_to_all_leaf_share(ep, stride, l);
   const double intra = bytes_per_rank * double(g.per_domain - 1) / ep;
   const double inter = bytes_per_rank * double(ep - g.per_domain) / ep;
   double t = l.nvlink_latency_s + intra / l.nvlink_bytes_per_s;
-  if (inter > 0) t = std::max(t, l.network_latency_s + inter / l.network_bytes_per_s);
+  if (inter > 0) t = std::max(t, l.network_latency_s + inter / net_bw);
   return t;
 }
 

@@ -193,6 +193,8 @@ Handle member_type(Kind kind, bool file, const std::string& path) {
       return make_enum(file ? H5T_STD_U8LE : H5T_NATIVE_UINT8, kRecomputeNames, path);
     case Kind::kInfeasible:
       return make_enum(file ? H5T_STD_U8LE : H5T_NATIVE_UINT8, kInfeasibleNames, path);
+    case Kind::kPlacement:
+      return make_enum(file ? H5T_STD_U8LE : H5T_NATIVE_UINT8, kPlacementNames, path);
   }
   throw std::logic_error("unknown field kind");
 }

@@ -80,6 +80,10 @@ std::string field_text(const Field& f, const void* row, bool* is_null, bool* is_
       *is_text = true;
       return enum_name(kInfeasibleNames, std::size(kInfeasibleNames),
                        load<std::uint8_t>(row, f.offset));
+    case Kind::kPlacement:
+      *is_text = true;
+      return enum_name(kPlacementNames, std::size(kPlacementNames),
+                       load<std::uint8_t>(row, f.offset));
   }
   return "";
 }

@@ -492,6 +492,35 @@ std::vector<KeyDef> build_table() {
                                "price of one GPU for one hour, a plain number in your currency, "
                                "for the cost column (0 = not given); also --price-per-gpu-hour"),
                      0, 1e6));
+  // Fabric model (docs/topology.md).
+  t.push_back(int_key("cluster.nics_per_node", PPSEARCH_REF(int, cluster.nics_per_node), 0,
+                      "scale-out NICs per node, each of network_bandwidth_gbit_per_s; 0 = one "
+                      "per GPU (the bandwidth is then per GPU)",
+                      kMaxGpusPerNode, true));
+  t.back().allowed = "an integer in [0, 1024] (0 = one per GPU)";
+  t.push_back(bool_key("cluster.rail_optimized", PPSEARCH_REF(bool, cluster.rail_optimized),
+                       "NIC i of every node sits on the leaf switch of rail i, so one leaf tier "
+                       "joins leaf_nic_ports nodes (false: leaf_nic_ports NICs)"));
+  t.push_back(int_key("cluster.leaf_nic_ports", PPSEARCH_REF(int, cluster.leaf_nic_ports), 0,
+                      "NIC-facing ports of one leaf switch; traffic between leaves crosses the "
+                      "spine and pays oversubscription; 0 = one non-blocking tier",
+                      1 << 20, true));
+  t.back().allowed = "an integer in [0, 1048576] (0 = no leaf boundary)";
+  t.push_back(within(
+      float_key("cluster.oversubscription", PPSEARCH_REF(double, cluster.oversubscription), kNoUnit,
+                1, false, "leaf downlink : uplink bandwidth ratio (taper), e.g. 2 for 2:1"),
+      1, 64));
+  t.push_back(bool_key("cluster.adaptive_routing", PPSEARCH_REF(bool, cluster.adaptive_routing),
+                       "the fabric spreads traffic over the spine per packet (InfiniBand AR, "
+                       "Spectrum-X); false = static ECMP hashing, whose flow collisions lower "
+                       "the bandwidth between leaves"));
+  t.push_back(within(float_key("cluster.nvls_bandwidth_gb_per_s",
+                               PPSEARCH_REF(double, cluster.nvls_bytes_per_s), kGBps, 0, false,
+                               "NVLink SHARP (NVLS) all-reduce bus bandwidth inside one NVLink "
+                               "domain, as nccl-tests reports it; 0 = no NVLS"),
+                     0, 1e5));
+  t.push_back(bool_key("cluster.sharp", PPSEARCH_REF(bool, cluster.sharp),
+                       "in-network all-reduce across nodes (SHARP, NCCL CollNet) is available"));
 
   // ---- [search] ------------------------------------------------------------
   KeyDef gpus = int_list_key("search.gpus", PPSEARCH_REF(std::vector<int>, gpus), 1, kMaxGpus, true,

@@ -40,6 +40,8 @@ struct ResultRow {
   // their ranges, for each GPU count's first --uncertainty-top rows; NaN in the other rows.
   double iteration_time_lo_s;
   double iteration_time_hi_s;
+  // Rank placement (docs/topology.md). HDF5 enum: tp-cp-dp-pp, tp-cp-pp-dp (Placement values).
+  std::uint8_t placement;
 };
 
 // One row of /stages.

@@ -137,6 +137,14 @@ struct ClusterSpec {
   // Step-time mechanisms (docs/step-time.md): per-rank step-time jitter (coefficient of variation)
   // behind the straggler term of the blocking collectives.
   double step_jitter = 0.003;
+  // Fabric model (docs/topology.md): scale-out NICs, leaf switches, taper, routing, NVLS, SHARP.
+  int nics_per_node = 0;          // scale-out NICs per node; 0 = one per GPU
+  bool rail_optimized = true;     // NIC i of every node on the leaf of rail i
+  int leaf_nic_ports = 0;         // NIC-facing ports of one leaf switch; 0 = one non-blocking tier
+  double oversubscription = 1.0;  // leaf downlink : uplink bandwidth (taper), ≥ 1
+  bool adaptive_routing = true;   // false: static ECMP hashing of flows onto the uplinks
+  double nvls_bytes_per_s = 0;    // NVLink SHARP all-reduce bus bandwidth; 0 = no NVLS
+  bool sharp = false;             // in-network all-reduce (SHARP / NCCL CollNet) across nodes
 };
 
 struct SearchSpec {
