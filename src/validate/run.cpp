@@ -94,6 +94,18 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
   p->training.attention_flops = AttentionFlops::kFull;  // no source halves attention FLOPs
   // "selective" is the framework's own: torchtitan's per-op policy (docs/memory.md).
   if (run.stack == "torchtitan") p->training.selective_recompute = SelectiveRecompute::kPerOp;
+  // FP8 rows (docs/precision.md): fp8 (per-tensor delayed scaling), fp8-cs (current scaling),
+  // fp8-mx or mxfp8 (MXFP8 block scaling); anything else is a 16-bit run.
+  p->training.precision = "bf16";
+  p->training.fp8_recipe = Fp8Recipe::kDelayed;
+  if (run.precision == "fp8" || run.precision == "fp8-delayed" || run.precision == "fp8-cs" ||
+      run.precision == "fp8-mx" || run.precision == "mxfp8") {
+    p->training.precision = "fp8";
+    if (run.precision == "fp8-cs") p->training.fp8_recipe = Fp8Recipe::kCurrent;
+    if (run.precision == "fp8-mx" || run.precision == "mxfp8") {
+      p->training.fp8_recipe = Fp8Recipe::kMxfp8;
+    }
+  }
 
   if (gpu.memory_gb > 0) p->gpu.memory_bytes = gpu.memory_gb * 1e9;
   ClusterSpec& c = p->cluster;
