@@ -28,7 +28,14 @@ PrecisionPlan precision_plan(const TrainingSpec& t, const GpuSpec& g) {
   p.cast_bytes_per_element = 4.0;
   if (t.fp8_recipe == Fp8Recipe::kCurrent) p.cast_bytes_per_element += 2.0;  // amax pass
   if (t.fp8_recipe == Fp8Recipe::kMxfp8) p.cast_bytes_per_element += 2.0 / 32.0;
-  p.weight_copy_bytes = 2.0 + (t.fp8_recipe == Fp8Recipe::kMxfp8 ? 2.0 / 32.0 : 0.0);
+  const double mx_scales = t.fp8_recipe == Fp8Recipe::kMxfp8 ? 2.0 / 32.0 : 0.0;
+  if (t.fp8_param_gather) {
+    // Megatron --fp8-param-gather (megatron/core/fp8_utils.py, TE Float8Tensor / MXFP8Tensor
+    // parameters): the model's weights are FP8; the fp32 main weights stay in the optimizer.
+    p.weight_copy_bytes = (t.fp8_recipe == Fp8Recipe::kMxfp8 ? 2.0 : 1.0) + mx_scales - 2.0;
+  } else {
+    p.weight_copy_bytes = 2.0 + mx_scales;
+  }
   p.saved_input_bytes = 1.0;
   return p;
 }

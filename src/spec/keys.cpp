@@ -339,6 +339,9 @@ std::vector<KeyDef> build_table() {
       [](Problem& p, int v) { p.training.fp8_recipe = static_cast<Fp8Recipe>(v); },
       "FP8 scaling with training.precision = fp8: per-tensor delayed (amax history), per-tensor "
       "current (one more amax pass), or mxfp8 block scaling (needs gpu.mxfp8); docs/precision.md"));
+  t.push_back(bool_key("training.fp8_param_gather", PPSEARCH_REF(bool, training.fp8_param_gather),
+                       "with fp8: FP8 primary weights replace the bf16 weight copy (Megatron "
+                       "--fp8-param-gather); docs/precision.md"));
 
   // ---- [gpu] ---------------------------------------------------------------
   t.push_back(string_key("gpu.name", PPSEARCH_REF(std::string, gpu.name), "GPU label, e.g. h200"));

@@ -105,6 +105,12 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
     if (run.precision == "fp8-mx" || run.precision == "mxfp8") {
       p->training.fp8_recipe = Fp8Recipe::kMxfp8;
     }
+    // Megatron-Bridge's FP8 performance recipes (scripts/performance, v0.2.0: get_precision_config
+    // and set_llama3_common_configs) keep FP8 primary weights and bf16 main gradients.
+    if (run.stack == "nemo" && run.precision != "fp8") {
+      p->training.fp8_param_gather = true;
+      p->training.grad_reduce_in_fp32 = false;
+    }
   }
 
   if (gpu.memory_gb > 0) p->gpu.memory_bytes = gpu.memory_gb * 1e9;

@@ -15,8 +15,10 @@ struct PrecisionPlan {
   // copy (1) and its transposed / column-wise copy (1) for the other GEMM of the pair; +2 for
   // current scaling's separate amax pass. 0 in bf16.
   double cast_bytes_per_element = 0;
-  // FP8 copies of the linear weights kept next to the bf16 ones (the FP8 weight and its
-  // transpose / column-wise copy), bytes per weight. 0 in bf16.
+  // Bytes per linear weight held beyond the bf16 weight: +2 for the cached FP8 weight and its
+  // transpose / column-wise copy next to the bf16 one; with FP8 primary weights
+  // (fp8_param_gather) the FP8 weight replaces the bf16 one: 1 − 2 (per-tensor; the transpose
+  // is made when used) or 2 − 2 (MXFP8 keeps row- and column-wise copies). 0 in bf16.
   double weight_copy_bytes = 0;
   // Bytes per element of a linear layer's input saved for its backward (wgrad): 1 in FP8, 2 in
   // bf16.

@@ -64,6 +64,8 @@ struct TrainingSpec {
   double tokens = 0;  // training.tokens: tokens of the whole training run; 0 = not given
   // FP8 (docs/precision.md): the scaling recipe when precision = "fp8".
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
+  // FP8 primary weights (Megatron --fp8-param-gather): the FP8 weight replaces the bf16 copy.
+  bool fp8_param_gather = false;
 };
 
 struct GpuSpec {
