@@ -12,8 +12,8 @@
 # on any real regression of the cost model.
 # MIN_MODELLED_ROWS keeps the bound honest: rows that stop being modelled (e.g. judged not to fit
 # in memory) would otherwise leave the mean. Both can be overridden from the environment.
-MAX_MEAN_ABS_ERROR_PCT=${MAX_MEAN_ABS_ERROR_PCT:-4.0}
-MIN_MODELLED_ROWS=${MIN_MODELLED_ROWS:-31}  # every public row with a step time is modelled today
+MAX_MEAN_ABS_ERROR_PCT=${MAX_MEAN_ABS_ERROR_PCT:-5.0}  # 4.34 % with the 12 FP8 rows (3.24 % on the 31 16-bit rows)
+MIN_MODELLED_ROWS=${MIN_MODELLED_ROWS:-43}  # every public row with a step time is modelled today
 MAX_SECONDS=${MAX_SECONDS:-10}  # the whole public file must stay quick to validate
 
 source "$SOURCE_DIR/tests/e2e/_lib.sh"
@@ -36,7 +36,7 @@ fi
 # One table row per id of the CSV.
 mapfile -t ids < <("$PY" -c 'import csv, sys
 for row in csv.DictReader(open(sys.argv[1], newline="")): print(row["id"])' "$RUNS")
-[ "${#ids[@]}" -eq 51 ] && ok "51 ids in the public file" || bad "expected 51 ids, got ${#ids[@]}"
+[ "${#ids[@]}" -eq 63 ] && ok "63 ids in the public file" || bad "expected 63 ids, got ${#ids[@]}"
 missing=0
 for id in "${ids[@]}"; do
   if ! awk -v id="$id" '$1 == id { found = 1 } END { exit !found }' report.txt; then
@@ -67,9 +67,9 @@ grep -q '^Step-time error (Korthikanti Table 5 rows kor22-\*, ' report.txt &&
 grep -q '^Ranking fidelity' report.txt && ok "ranking fidelity" || bad "no ranking fidelity"
 # The step-time error by the CSV's split column: the 16 rows the constants were fitted on and the
 # 15 held out (README "Accuracy").
-grep -q '^Step-time error (split = fit, [0-9]* of 16 modelled)' report.txt &&
+grep -q '^Step-time error (split = fit, [0-9]* of 21 modelled)' report.txt &&
   ok "split = fit statistics" || bad "no split = fit statistics"
-grep -q '^Step-time error (split = held-out, [0-9]* of 15 modelled)' report.txt &&
+grep -q '^Step-time error (split = held-out, [0-9]* of 22 modelled)' report.txt &&
   ok "split = held-out statistics" || bad "no split = held-out statistics"
 # The peak-memory error over every row with a measured peak, with the over/under counts.
 nmem=$("$PY" -c 'import csv, sys
@@ -128,7 +128,7 @@ PY
 expect_rc 0 "$PPSEARCH_VALIDATE" "$RUNS" --fit-ids 'kor22-*,nar21-t1-1.7b'
 grep -q '^Step-time error (fit rows (--fit-ids), [0-9]* of 9 modelled)' out.txt &&
   ok "fit-row statistics" || bad "no fit-row statistics"
-grep -q '^Step-time error (held-out rows, [0-9]* of 22 modelled)' out.txt &&
+grep -q '^Step-time error (held-out rows, [0-9]* of 34 modelled)' out.txt &&
   ok "held-out statistics" || bad "no held-out statistics"
 expect_rc 0 "$PPSEARCH_VALIDATE" "$RUNS" --quiet
 [ ! -s out.txt ] && ok "--quiet prints nothing" || bad "--quiet printed something"
