@@ -74,6 +74,10 @@ constexpr KeyOption kKeyOptions[] = {
     {"price-per-gpu-hour", "cluster.price_per_gpu_hour", "PRICE",
      "price of one GPU-hour in your currency (= --set cluster.price_per_gpu_hour=PRICE): adds "
      "the cost of training --tokens and names the cheapest GPU count"},
+    // FP8 training (docs/precision.md).
+    {"precision", "training.precision", "NAME",
+     "compute precision of the linear layers: bf16 (default) or fp8 (= --set "
+     "training.precision=fp8; recipe: training.fp8_recipe)"},
 };
 
 std::string join(const std::vector<std::string>& items, const char* sep) {

@@ -137,11 +137,10 @@ void check_precision(Checker& c) {
   if (p.training.precision != "fp8") return;
   if (p.gpu.peak_fp8_flop_per_s <= 0) {
     c.add("training.precision",
-          "bf16: gpu '" + p.gpu.name + "' has no FP8 tensor cores (gpu.fp8_peak_tflops = 0)");
+          "bf16 (gpu '" + p.gpu.name + "' has no FP8 tensor cores: gpu.fp8_peak_tflops = 0)");
   } else if (p.training.fp8_recipe == Fp8Recipe::kMxfp8 && !p.gpu.mxfp8) {
-    c.add("training.fp8_recipe",
-          "delayed or current: gpu '" + p.gpu.name +
-              "' has no block-scaled MXFP8 tensor cores (gpu.mxfp8 = false)");
+    c.add("training.fp8_recipe", "delayed or current (gpu '" + p.gpu.name +
+                                     "' has no MXFP8 tensor cores: gpu.mxfp8 = false)");
   }
 }
 
