@@ -16,6 +16,8 @@
 //   - a linear layer saves its FP8 input (and not the bf16 one) for the wgrad GEMM.
 #include "ppsearch/cost/precision.hpp"
 
+#include <cstdio>
+
 namespace ppsearch {
 
 PrecisionPlan precision_plan(const TrainingSpec& t, const GpuSpec& g) {
@@ -38,6 +40,24 @@ PrecisionPlan precision_plan(const TrainingSpec& t, const GpuSpec& g) {
   }
   p.saved_input_bytes = 1.0;
   return p;
+}
+
+std::string mfu_basis(const Problem& pb) {
+  const auto tflops = [](double flop_per_s) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", flop_per_s / 1e12);
+    return std::string(buf);
+  };
+  std::string s =
+      "model FLOPs / (iteration time x GPUs x gpu.peak_tflops = " + tflops(pb.gpu.peak_flop_per_s) +
+      " TFLOP/s, the dense BF16 peak); precision " + pb.training.precision;
+  if (pb.training.precision == "fp8") {
+    static const char* kRecipe[] = {"delayed", "current", "mxfp8"};
+    s += " (recipe " + std::string(kRecipe[static_cast<int>(pb.training.fp8_recipe)]) +
+         ", linear GEMMs against gpu.fp8_peak_tflops = " + tflops(pb.gpu.peak_fp8_flop_per_s) +
+         " TFLOP/s)";
+  }
+  return s;
 }
 
 }  // namespace ppsearch

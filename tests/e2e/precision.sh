@@ -40,5 +40,11 @@ assert ft < 0.85 * bt, (ft, bt)
 for rows in (b, f):
     np.testing.assert_allclose(rows["mfu"] * 989.0, rows["tflops_per_gpu"], rtol=1e-9)
 assert f["mfu"].max() > b["mfu"].max()
+with h5py.File(sys.argv[1], "r") as h:
+    basis = h.attrs["mfu_basis"]
+assert basis == "model FLOPs / (iteration time x GPUs x gpu.peak_tflops = 989 TFLOP/s, the dense BF16 peak); precision bf16", basis
+with h5py.File(sys.argv[2], "r") as h:
+    basis = h.attrs["mfu_basis"]
+assert basis.endswith("precision fp8 (recipe delayed, linear GEMMs against gpu.fp8_peak_tflops = 1979 TFLOP/s)"), basis
 PY
 finish

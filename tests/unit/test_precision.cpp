@@ -130,5 +130,17 @@ TEST(Precision, Fp8OnA100IsAConfigurationIssue) {
   EXPECT_TRUE(check(h).empty());
 }
 
+TEST(Precision, MfuBasisNamesTheBf16Peak) {
+  Problem p = llama70b_h200();
+  p.gpu.peak_fp8_flop_per_s = 1979e12;
+  EXPECT_EQ(mfu_basis(p),
+            "model FLOPs / (iteration time x GPUs x gpu.peak_tflops = 989 TFLOP/s, the dense BF16 "
+            "peak); precision bf16");
+  EXPECT_EQ(mfu_basis(fp8(p, Fp8Recipe::kCurrent)),
+            "model FLOPs / (iteration time x GPUs x gpu.peak_tflops = 989 TFLOP/s, the dense BF16 "
+            "peak); precision fp8 (recipe current, linear GEMMs against gpu.fp8_peak_tflops = "
+            "1979 TFLOP/s)");
+}
+
 }  // namespace
 }  // namespace ppsearch

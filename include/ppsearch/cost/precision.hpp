@@ -1,6 +1,8 @@
 // What training precision changes in a layer's costs (docs/precision.md).
 #pragma once
 
+#include <string>
+
 #include "ppsearch/cost/gemm.hpp"
 #include "ppsearch/spec/specs.hpp"
 
@@ -26,5 +28,9 @@ struct PrecisionPlan {
 };
 
 PrecisionPlan precision_plan(const TrainingSpec&, const GpuSpec&);
+
+// One line for the results' mfu_basis attribute: MFU is model FLOPs against the dense BF16
+// peak (gpu.peak_tflops) in every precision, as the frameworks report it; and the precision.
+std::string mfu_basis(const Problem&);
 
 }  // namespace ppsearch
