@@ -282,7 +282,7 @@ TEST(ValidateCsv, PublicFileParsesCompletely) {
     }
   }
   EXPECT_EQ(fit, 16 + 5);  // + the 5 FP8 fit rows (runs-README.md "FP8 dense runs")
-  EXPECT_EQ(memory, 20);  // 6 Megatron CI, 6 torchtitan/torchao, 8 Vocabulary Parallelism artifact
+  EXPECT_EQ(memory, 20);   // 6 Megatron CI, 6 torchtitan/torchao, 8 Vocabulary Parallelism artifact
 }
 
 TEST(ValidateCsv, OptionalColumnsAreCheckedAndMayBeAbsent) {
