@@ -47,4 +47,12 @@ with h5py.File(sys.argv[2], "r") as h:
     basis = h.attrs["mfu_basis"]
 assert basis.endswith("precision fp8 (recipe delayed, linear GEMMs against gpu.fp8_peak_tflops = 1979 TFLOP/s)"), basis
 PY
+# The launch configurations carry the FP8 flags (Megatron-LM --fp8-format/--fp8-recipe).
+expect_rc 0 "$PPSEARCH" "${common[@]}" --cluster h100-8gpu-ndr --zero 1 --precision fp8 \
+  --set training.fp8_recipe=current --set training.fp8_param_gather=true --output e.h5 --emit megatron
+grep -q -- "--fp8-format hybrid" out.txt && grep -q -- "--fp8-recipe tensorwise" out.txt &&
+  grep -q -- "--fp8-param-gather" out.txt && ok "megatron FP8 flags" || bad "megatron FP8 flags"
+expect_rc 0 "$PPSEARCH" "${common[@]}" --cluster b200-8gpu-xdr --zero 1 --precision fp8 \
+  --set training.fp8_recipe=mxfp8 --output e.h5 --emit nemo
+grep -q "model.fp8_recipe=mxfp8" out.txt && ok "nemo FP8 recipe" || bad "nemo FP8 recipe"
 finish
