@@ -191,7 +191,7 @@ RunRow to_row(const RunResult& r) {
   row.measured_mfu = r.reported_mfu;
   row.measured_mfu_recomputed = r.measured_mfu;
   row.engine_mfu = r.engine_mfu;
-  row.peak_memory_gb = r.peak_memory_gb;
+  row.peak_memory_gb = r.device_peak_memory_gb;
   row.mfu_convention = r.convention_label;
   if (r.modelled) {
     const Candidate& c = r.chosen;

@@ -78,6 +78,9 @@ constexpr KeyOption kKeyOptions[] = {
     {"precision", "training.precision", "NAME",
      "compute precision of the linear layers: bf16 (default) or fp8 (= --set "
      "training.precision=fp8; recipe: training.fp8_recipe)"},
+    // Mixture of experts (docs/moe.md).
+    {"ep", "search.ep", "LIST", "expert-parallel degrees (MoE models), a comma list or auto"},
+    {"etp", "search.etp", "LIST", "expert-tensor-parallel degrees (MoE models), or auto (= 1)"},
 };
 
 std::string join(const std::vector<std::string>& items, const char* sep) {

@@ -44,6 +44,8 @@ std::string knob_difference(const ResultRow& lead, const ResultRow& other) {
   if (lead.sequence_parallel != other.sequence_parallel)
     add("sp", other.sequence_parallel ? "on" : "off");
   num("zero", lead.zero_stage, other.zero_stage);
+  num("ep", lead.ep, other.ep);  // mixture of experts (docs/moe.md)
+  num("etp", lead.etp, other.etp);
   return out.empty() ? "the same knobs" : out;
 }
 
@@ -167,10 +169,14 @@ void print_report(std::ostream& os, const Problem& problem, const RunRequest& re
   const int K = std::min<int>(req.top, static_cast<int>(leaders.size()));
   bool folded_any = false;
   char line[512];
+  // Mixture of experts (docs/moe.md): ep and etp columns when a row uses them.
+  bool moe_cols = false;
+  for (const ResultRow& r : out.top) moe_cols = moe_cols || r.ep > 1 || r.etp > 1;
   std::snprintf(line, sizeof line,
                 "%4s %5s %3s %3s %3s %4s %3s %3s %4s %-16s %-9s %2s %4s %9s %6s %9s %6s %8s %4s\n",
                 "rank", "gpus", "tp", "pp", "cp", "dp", "vpp", "mbs", "M", "schedule", "recompute",
-                "sp", "zero", "step_s", "mfu_%", "tflops/g", "bubb_%", "mem_gb", "same");
+                "sp", "zero", "step_s", "mfu_%", "tflops/g", "bubb_%", "mem_gb",
+                moe_cols ? "  ep etp same" : "same");
   os << line;
   for (int i = 0; i < K; ++i) {
     const ResultRow& r = out.top[leaders[i]];
@@ -184,7 +190,16 @@ void print_report(std::ostream& os, const Problem& problem, const RunRequest& re
                   to_string(static_cast<Schedule>(r.schedule)),
                   to_string(static_cast<Recompute>(r.recompute)),
                   r.sequence_parallel ? "on" : "off", r.zero_stage, r.iteration_time_s, 100 * r.mfu,
-                  r.tflops_per_gpu, 100 * r.bubble_fraction, r.peak_memory_gb, more.c_str());
+                  r.tflops_per_gpu, 100 * r.bubble_fraction, r.peak_memory_gb,
+                  moe_cols
+                      ? (std::to_string(r.ep).insert(
+                             0, 4 - std::min<std::size_t>(4, std::to_string(r.ep).size()), ' ') +
+                         " " +
+                         std::to_string(r.etp).insert(
+                             0, 3 - std::min<std::size_t>(3, std::to_string(r.etp).size()), ' ') +
+                         " " + more)
+                            .c_str()
+                      : more.c_str());
     std::string text = line;
     while (text.size() > 1 && text[text.size() - 2] == ' ') text.erase(text.size() - 2, 1);
     os << text;

@@ -93,18 +93,38 @@ double recompute_flops_per_step(const ModelSpec& m, int global_batch, Recompute 
 // weights and fp32 m and v (12 B). With 16-bit main gradients the optimizer casts them to an
 // fp32 copy for its step (4 B more): Megatron-LM docs/user-guide/features/dist_optimizer.md
 // gives 18 / 6 + 12/d for bf16 params with fp32 grads and 20 / 4 + 16/d for 16-bit grads
-// (non-distributed / distributed optimizer), which this reproduces for ZeRO 0 / 1. The
-// distributed optimizer shards over the data-parallel group including CP (Megatron builds
-// the optimizer on the DP-with-CP group: dr = DP·CP). ZeRO-2 also shards the gradients and
-// ZeRO-3 the weights (Rajbhandari et al., SC'20, §5).
+// (non-distributed / distributed optimizer), which total() reproduces for ZeRO 0 / 1. That
+// copy is made inside the optimizer step (distrib_optimizer.py _copy_model_grads_to_main_grads:
+// `shard_main_param.grad = shard_model_grad.float()`, a copy only when the grad is 16-bit) and
+// dropped by the next step's zero_grad(set_to_none) before the forward, so it is never live
+// with the activations: `step` holds it apart from the resident bytes. The distributed
+// optimizer shards over the data-parallel group including CP (Megatron builds the optimizer on
+// the DP-with-CP group: dr = DP·CP). ZeRO-2 also shards the gradients and ZeRO-3 the weights
+// (Rajbhandari et al., SC'20, §5).
 StaticSplit static_bytes_per_param(int zero, double dr, bool fp32_grads) {
   const double g = fp32_grads ? kFp32 : kBf16;
-  const double opt = 12.0 + (fp32_grads ? 0.0 : kFp32);
+  const double copy = fp32_grads ? 0.0 : kFp32;
   StaticSplit b;
   b.weight = zero >= 3 ? kBf16 / dr : kBf16;
   b.grad = zero >= 2 ? g / dr : g;
-  b.optim = zero >= 1 ? opt / dr : opt;
+  b.optim = zero >= 1 ? 12.0 / dr : 12.0;
+  b.step = zero >= 1 ? copy / dr : copy;
   return b;
+}
+
+// Workspace (docs/memory.md "Workspace"): CUDA context and cuBLAS/cuDNN/TE workspaces
+// (gpu.memory_reserved_gb) and the NCCL buffers of each communicator a rank belongs to
+// (gpu.comm_buffer_gb each: 0.54-0.69 GB measured per communicator on A100, NVIDIA/nccl
+// issue #964; docs/algorithms.md §4.5).
+double workspace_bytes(const Problem& pb, const Candidate& c) {
+  const double dr = double(c.dp) * c.cp;
+  int comms = 0;
+  comms += c.tp > 1;
+  comms += c.cp > 1;
+  comms += dr > 1;
+  comms += c.pp > 1 ? 1 : 0;
+  comms += (pb.model.tied_embeddings && c.pp > 1) ? 1 : 0;
+  return pb.gpu.memory_reserved_bytes + comms * pb.gpu.comm_buffer_bytes;
 }
 
 ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links) {
@@ -135,23 +155,14 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     it.weight_bytes = it.params * bpp.weight;
     it.grad_bytes = it.params * bpp.grad;
     it.optim_bytes = it.params * bpp.optim;
+    it.step_bytes = it.params * bpp.step;
     it.static_bytes = it.weight_bytes + it.grad_bytes + it.optim_bytes;
   };
 
   ChainCosts out;
-  out.bytes_per_param = bpp.total();
+  out.bytes_per_param = bpp.resident();
   out.capacity_bytes = gpu.memory_bytes - gpu.memory_headroom_bytes;
-  // Workspace (docs/memory.md "Workspace"): CUDA context and cuBLAS/cuDNN/TE workspaces
-  // (gpu.memory_reserved_gb) and the NCCL buffers of each communicator a rank belongs to
-  // (gpu.comm_buffer_gb each: 0.54-0.69 GB measured per communicator on A100, NVIDIA/nccl
-  // issue #964; docs/algorithms.md §4.5).
-  int comms = 0;
-  comms += c.tp > 1;
-  comms += c.cp > 1;
-  comms += dr > 1;
-  comms += c.pp > 1 ? 1 : 0;
-  comms += (model.tied_embeddings && c.pp > 1) ? 1 : 0;
-  out.extra_bytes = gpu.memory_reserved_bytes + comms * gpu.comm_buffer_bytes;
+  out.extra_bytes = workspace_bytes(pb, c);
   // PP p2p per hop: 2·b·s·h bytes, /t with SP or the scatter/gather optimisation (§5.4).
   out.boundary_bytes = kBf16 * m * d.h / t;
 

@@ -110,6 +110,9 @@ inline constexpr Field kRowFields[] = {
     PPSEARCH_FIELD(ResultRow, time_to_train_s, Kind::kF64),
     PPSEARCH_FIELD(ResultRow, gpu_hours, Kind::kF64),
     PPSEARCH_FIELD(ResultRow, cost, Kind::kF64),
+    // Mixture of experts (docs/moe.md).
+    PPSEARCH_FIELD(ResultRow, ep, Kind::kI32),
+    PPSEARCH_FIELD(ResultRow, etp, Kind::kI32),
 };
 
 inline constexpr Field kStageFields[] = {

@@ -23,7 +23,7 @@ namespace {
 auto row_key(const ResultRow& r) {
   return std::make_tuple(r.gpus, r.tp, r.pp, r.cp, r.dp, r.vpp, r.mbs, int(r.schedule),
                          int(r.recompute), int(r.sequence_parallel), int(r.zero_stage),
-                         r.recompute_num_layers);
+                         r.recompute_num_layers, r.ep, r.etp);
 }
 
 bool finite_stage(const StageResult& s) {
@@ -361,6 +361,8 @@ Candidate candidate_of(const ResultRow& r) {
   c.sp = r.sequence_parallel;
   c.zero = static_cast<std::uint8_t>(r.zero_stage);
   c.recompute_num_layers = r.recompute_num_layers;
+  c.ep = std::max(1, r.ep);  // a file without the column reads 0: dense
+  c.etp = std::max(1, r.etp);
   return c;
 }
 
@@ -402,6 +404,8 @@ ResultRow to_row(const Candidate& c, const Evaluation& e) {
   r.time_to_train_s = std::numeric_limits<double>::quiet_NaN();  // set by add_training_cost
   r.gpu_hours = std::numeric_limits<double>::quiet_NaN();
   r.cost = std::numeric_limits<double>::quiet_NaN();
+  r.ep = c.ep;  // mixture of experts (docs/moe.md)
+  r.etp = c.etp;
   return r;
 }
 
@@ -447,7 +451,9 @@ std::string row_key_text(const ResultRow& r) {
          " pp=" + std::to_string(r.pp) + " cp=" + std::to_string(r.cp) +
          " dp=" + std::to_string(r.dp) + " vpp=" + std::to_string(r.vpp) +
          " mbs=" + std::to_string(r.mbs) + " schedule=" + sched + " recompute=" + rec +
-         " sp=" + (r.sequence_parallel ? "on" : "off") + " zero=" + std::to_string(r.zero_stage);
+         " sp=" + (r.sequence_parallel ? "on" : "off") + " zero=" + std::to_string(r.zero_stage) +
+         (r.ep > 1 || r.etp > 1 ? " ep=" + std::to_string(r.ep) + " etp=" + std::to_string(r.etp)
+                                : std::string());
 }
 
 SearchOutput merge_ranked(int sources, const BlockFetch& fetch, const RowSink& sink,

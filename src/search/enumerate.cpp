@@ -54,6 +54,11 @@ enum Rule {
   kInterleavedNeedsPp2,
   kInterleavedMicrobatches,
   kVppFitsLayers,
+  // Mixture of experts (docs/moe.md).
+  kEpNeedsMoe,
+  kEpDividesExperts,
+  kEpFitsRanks,
+  kMoeTpNeedsSp,
   kNumRules
 };
 
@@ -75,7 +80,33 @@ const char* kRuleNames[kNumRules][2] = {
     {"interleaved_microbatches", "interleaving needs the micro-batch count divisible by PP"},
     {"vpp_fits_layers",
      "interleaving needs at least one layer per model chunk (PP × VPP ≤ layers)"},
+    // Mixture of experts (docs/moe.md).
+    {"ep_needs_moe", "EP and ETP above 1 need a mixture-of-experts model"},
+    {"ep_divides_experts", "EP must divide the routed experts"},
+    {"ep_etp_divide_ranks",
+     "EP × ETP must divide TP × CP × DP (Megatron-Core MoE parallel folding)"},
+    {"moe_tp_needs_sp", "a MoE model with TP > 1 needs sequence parallelism (Megatron-Core)"},
 };
+
+// Auto expert-parallel degrees (docs/moe.md): 1 for a dense model; for a MoE model the
+// divisors of the expert count. Auto ETP = 1.
+std::vector<int> ep_values(const Problem& pb) {
+  if (!pb.search.ep.empty()) return pb.search.ep;
+  if (pb.model.moe_experts <= 0) return {1};
+  return divisors(pb.model.moe_experts);
+}
+std::vector<int> etp_values(const Problem& pb) {
+  return pb.search.etp.empty() ? std::vector<int>{1} : pb.search.etp;
+}
+
+// The first MoE rule an (ep, etp) choice fails, or kNumRules.
+Rule ep_rule(const Problem& pb, int ep, int etp, std::int64_t ranks) {
+  const int experts = pb.model.moe_experts;
+  if (experts <= 0) return ep > 1 || etp > 1 ? kEpNeedsMoe : kNumRules;
+  if (experts % ep != 0) return kEpDividesExperts;
+  if (ranks % (static_cast<std::int64_t>(ep) * etp) != 0) return kEpFitsRanks;
+  return kNumRules;
+}
 
 }  // namespace
 
@@ -126,6 +157,8 @@ Enumeration enumerate_candidates(const Problem& pb) {
   std::vector<int> sps = ss.sp.empty() ? std::vector<int>{0, 1} : ss.sp;
   std::vector<int> zeros = ss.zero.empty() ? std::vector<int>{0, 1, 2, 3} : ss.zero;
   const std::vector<int> mbs_values = ss.mbs.empty() ? auto_mbs_values(pb) : ss.mbs;
+  const std::vector<int> eps = ep_values(pb), etps = etp_values(pb);  // MoE (docs/moe.md)
+  const bool moe = m.moe_experts > 0;
   // The schedule kept when PP = 1: 1F1B if listed, else the first listed.
   const Schedule pp1_schedule =
       std::find(schedules.begin(), schedules.end(), Schedule::k1F1B) != schedules.end()
@@ -147,7 +180,8 @@ Enumeration enumerate_candidates(const Problem& pb) {
   std::int64_t per_mbs = 0;
   for (Schedule sch : schedules)
     for (int vpp : vpps_of(sch))
-      per_mbs += static_cast<std::int64_t>(rcs_of(vpp).size() * sps.size() * zeros.size());
+      per_mbs += static_cast<std::int64_t>(rcs_of(vpp).size() * sps.size() * zeros.size() *
+                                           eps.size() * etps.size());
   const std::int64_t per_pp = per_mbs * static_cast<std::int64_t>(mbs_values.size());
   auto bulk = [&](Rule r, std::int64_t n) {
     removed[r] += n;
@@ -215,37 +249,49 @@ Enumeration enumerate_candidates(const Problem& pb) {
                 for (const auto& [rc, rnl] : rcs_of(vpp)) {
                   for (int sp : sps) {
                     for (int z : zeros) {
-                      ++en.considered;
-                      auto fail = [&](Rule r) {
-                        ++removed[r];
-                        return true;
-                      };
-                      if (sp && tp == 1 && fail(kSpNeedsTp)) continue;
-                      if (z > 0 && dp == 1 && cp == 1 && fail(kZeroNeedsDp)) continue;
-                      if (z >= 2 && pp > 1 && fail(kZeroStage23NoPp)) continue;
-                      if (pp == 1 && sch != pp1_schedule && fail(kPp1OneSchedule)) continue;
-                      if (sch == Schedule::kInterleaved1F1B) {
-                        if ((pp < 2 || vpp < 2) && fail(kInterleavedNeedsPp2)) continue;
-                        if (M % pp != 0 && fail(kInterleavedMicrobatches)) continue;
-                        if (static_cast<std::int64_t>(pp) * vpp > m.layers && fail(kVppFitsLayers))
-                          continue;
+                      for (int ep : eps) {
+                        for (int etp : etps) {
+                          ++en.considered;
+                          auto fail = [&](Rule r) {
+                            ++removed[r];
+                            return true;
+                          };
+                          if (sp && tp == 1 && fail(kSpNeedsTp)) continue;
+                          if (z > 0 && dp == 1 && cp == 1 && fail(kZeroNeedsDp)) continue;
+                          if (z >= 2 && pp > 1 && !ss.fsdp_with_pp && fail(kZeroStage23NoPp))
+                            continue;
+                          if (pp == 1 && sch != pp1_schedule && fail(kPp1OneSchedule)) continue;
+                          if (sch == Schedule::kInterleaved1F1B) {
+                            if ((pp < 2 || vpp < 2) && fail(kInterleavedNeedsPp2)) continue;
+                            if (M % pp != 0 && fail(kInterleavedMicrobatches)) continue;
+                            if (static_cast<std::int64_t>(pp) * vpp > m.layers &&
+                                fail(kVppFitsLayers))
+                              continue;
+                          }
+                          if (const Rule r = ep_rule(pb, ep, etp, 1LL * tp * cp * dp);
+                              r != kNumRules && fail(r))
+                            continue;
+                          if (moe && tp > 1 && !sp && fail(kMoeTpNeedsSp)) continue;
+                          Candidate c;
+                          c.gpus = N;
+                          c.tp = tp;
+                          c.pp = pp;
+                          c.cp = cp;
+                          c.dp = dp;
+                          c.vpp = vpp;
+                          c.mbs = mbs;
+                          c.num_microbatches = M;
+                          c.global_batch_size = B;
+                          c.schedule = sch;
+                          c.recompute = rc;
+                          c.recompute_num_layers = rnl;
+                          c.sp = static_cast<std::uint8_t>(sp);
+                          c.zero = static_cast<std::uint8_t>(z);
+                          c.ep = ep;
+                          c.etp = etp;
+                          en.candidates.push_back(c);
+                        }
                       }
-                      Candidate c;
-                      c.gpus = N;
-                      c.tp = tp;
-                      c.pp = pp;
-                      c.cp = cp;
-                      c.dp = dp;
-                      c.vpp = vpp;
-                      c.mbs = mbs;
-                      c.num_microbatches = M;
-                      c.global_batch_size = B;
-                      c.schedule = sch;
-                      c.recompute = rc;
-                      c.recompute_num_layers = rnl;
-                      c.sp = static_cast<std::uint8_t>(sp);
-                      c.zero = static_cast<std::uint8_t>(z);
-                      en.candidates.push_back(c);
                     }
                   }
                 }
@@ -289,6 +335,8 @@ SweepSize sweep_size(const Problem& pb) {
       std::find(schedules.begin(), schedules.end(), Schedule::k1F1B) != schedules.end()
           ? Schedule::k1F1B
           : schedules.front();
+  const std::vector<int> eps = ep_values(pb), etps = etp_values(pb);  // MoE (docs/moe.md)
+  const bool moe = m.moe_experts > 0;
   auto dividing = [](const std::vector<int>& listed, std::int64_t n) {
     std::vector<int> out;
     for (int v : listed)
@@ -312,9 +360,14 @@ SweepSize sweep_size(const Problem& pb) {
           if (pp > m.layers) continue;
           const int dp = rest / pp;
           std::int64_t n_sp = 0;
-          for (int sp : sps) n_sp += (sp && tp == 1) ? 0 : 1;
+          for (int sp : sps) n_sp += (sp && tp == 1) || (moe && tp > 1 && !sp) ? 0 : 1;
           std::int64_t n_zero = 0;
-          for (int z : zeros) n_zero += (z > 0 && dp == 1 && cp == 1) || (z >= 2 && pp > 1) ? 0 : 1;
+          for (int z : zeros)
+            n_zero +=
+                (z > 0 && dp == 1 && cp == 1) || (z >= 2 && pp > 1 && !ss.fsdp_with_pp) ? 0 : 1;
+          std::int64_t n_ep = 0;
+          for (int ep : eps)
+            for (int etp : etps) n_ep += ep_rule(pb, ep, etp, 1LL * tp * cp * dp) == kNumRules;
           for (int mbs : mbs_values) {
             const std::int64_t dp_mbs = static_cast<std::int64_t>(dp) * mbs;
             if (mbs < 1 || B % dp_mbs != 0) continue;
@@ -336,7 +389,7 @@ SweepSize sweep_size(const Problem& pb) {
                 }
               }
             }
-            const std::int64_t others = n_recompute * n_sp * n_zero;
+            const std::int64_t others = n_recompute * n_sp * n_zero * n_ep;
             total.candidates += others * n_sched;
             total.stages += others * stages;
           }

@@ -7,6 +7,7 @@
 
 #include "ppsearch/cost/comm.hpp"
 #include "ppsearch/cost/items.hpp"
+#include "ppsearch/cost/moe.hpp"
 #include "ppsearch/partition/partition.hpp"
 #include "ppsearch/schedule/pipeline_schedule.hpp"
 
@@ -58,10 +59,24 @@ struct Evaluator::Impl {
   // Per device accumulators.
   std::vector<double> dev_static, dev_transient, dev_params, dev_compute, dev_tp, dev_cp,
       dev_window, dev_mem, dev_finish, dev_dp_exposed, dev_dp_total, dev_weight, dev_grad,
-      dev_optim;
+      dev_optim, dev_step;
   EvalBreakdown bd;  // EvalOptions::want_breakdown only
+  // Mixture of experts / MLA (docs/moe.md): layers 1..n_dense are ChainCosts::layer, the rest
+  // it_moe; dev_expert sums the expert parameters per device (reduced over expert-DP).
+  bool moe = false;
+  int n_dense = 0;
+  Problem attn_pb;
+  ItemCost it_moe;
+  std::vector<double> dev_expert;
 
-  Impl(const Problem& p, EvalOptions o) : pb(p), opt(o), links(effective_links(p.cluster)) {}
+  Impl(const Problem& p, EvalOptions o)
+      : pb(p),
+        opt(o),
+        links(effective_links(p.cluster)),
+        moe(is_moe(p.model) || is_mla(p.model)),
+        n_dense(dense_layer_count(p.model)) {
+    if (moe) attn_pb = attention_only_problem(p);
+  }
 };
 
 Evaluator::Evaluator(const Problem& problem, EvalOptions options)
@@ -146,7 +161,8 @@ void fill_breakdown(Evaluator::Impl& I, const ChainCosts& cc, const std::vector<
   for (int s = 0; s < S; ++s) {
     const int d = s % P;
     for (int i = bounds[s]; i < bounds[s + 1]; ++i) {
-      const ItemCost& it = i == 0 ? cc.embed : (i == n_items - 1 ? cc.head : cc.layer);
+      const ItemCost& it =
+          i == 0 ? cc.embed : (i == n_items - 1 ? cc.head : (i <= I.n_dense ? cc.layer : I.it_moe));
       b.tp_total_s[d] += it.tp_total_s;
       b.cp_total_s[d] += it.cp_total_s;
     }
@@ -160,6 +176,38 @@ void fill_breakdown(Evaluator::Impl& I, const ChainCosts& cc, const std::vector<
   b.param_gather_exposed_s = param_gather_exposed;
   b.tied_embedding_s = tied_s;
   b.grad_norm_s = gradnorm_s;
+}
+
+// Mixture of experts / MLA (docs/moe.md): the dense layers get MLA's projections, the MoE
+// layers are costed by cost/moe.cpp, and each expert communicator a rank joins (EP, ETP,
+// expert-DP) adds its NCCL buffers.
+void moe_chain(Evaluator::Impl& I, const Candidate& c, ChainCosts* cc) {
+  const bool moe = is_moe(I.pb.model);
+  const MoeItems mi = moe_items(I.pb, c, I.links, cc->layer,
+                                moe ? chain_costs(I.attn_pb, c, I.links).layer : cc->layer);
+  cc->layer = mi.dense_layer;
+  I.it_moe = mi.moe_layer;
+  if (moe)
+    cc->extra_bytes += ((c.ep > 1) + (c.etp > 1) + (expert_dp(c) > 1)) * I.pb.gpu.comm_buffer_bytes;
+}
+
+// FSDP (ZeRO-3) with PP as torchtitan runs it: torch.distributed.pipelining's stage calls
+// set_requires_gradient_sync(False) before every backward but the last micro-batch's
+// (pipelining/stage.py, backward_maybe_with_nosync), so a stage holds its gradients unsharded
+// for the whole step and reduce-scatters them once (docs/moe.md "FSDP with TP and PP").
+void fsdp_pp_gradients(Evaluator::Impl& I, const Candidate& c, ChainCosts* cc) {
+  const double dr = double(c.dp) * c.cp;
+  const double edp = expert_dp(c);
+  const double g = I.pb.training.grad_reduce_in_fp32 ? 4.0 : 2.0;
+  auto fix = [&](ItemCost& it) {
+    const double add = it.params * g * (1.0 - 1.0 / dr) + it.expert_params * g * (1.0 - 1.0 / edp);
+    it.grad_bytes += add;
+    it.static_bytes += add;
+  };
+  fix(cc->embed);
+  fix(cc->layer);
+  fix(cc->head);
+  if (I.moe) fix(I.it_moe);
 }
 
 }  // namespace
@@ -192,19 +240,34 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   const bool partial = c.recompute == Recompute::kFull && c.recompute_num_layers != 0 && v == 1;
   Candidate base_c = c;
   if (partial) base_c.recompute = Recompute::kNone;
-  const ChainCosts cc = chain_costs(pb, base_c, I.links);
+  // FSDP with PP (torchtitan, docs/moe.md): ZeRO-2 = reshard_after_forward never keeps the
+  // parameters and, with pipelining deferring the gradient sync to the last backward, unsharded
+  // gradients for the whole step, so it costs as ZeRO-1 (memory and traffic).
+  const bool fsdp_pp = c.zero >= 2 && P > 1;
+  if (fsdp_pp && c.zero == 2) base_c.zero = 1;
+  ChainCosts cc = chain_costs(pb, base_c, I.links);
+  if (I.moe) moe_chain(I, base_c, &cc);
+  if (fsdp_pp && c.zero == 3) fsdp_pp_gradients(I, c, &cc);
+  const ItemCost& moe_layer = I.it_moe;
   PartialRecompute& prc = I.partial;
   ItemCost delta;  // one layer recomputed in full minus the same layer without recomputation
   I.stage_recomputed.assign(S, 0);
   if (partial) {
-    Candidate full_c = c;
+    Candidate full_c = base_c;
+    full_c.recompute = Recompute::kFull;
     full_c.recompute_num_layers = 0;
-    const ItemCost full_layer = chain_costs(pb, full_c, I.links).layer;
-    delta.bwd_s = full_layer.bwd_s - cc.layer.bwd_s;
-    delta.compute_s = full_layer.compute_s - cc.layer.compute_s;
-    delta.tp_comm_s = full_layer.tp_comm_s - cc.layer.tp_comm_s;
-    delta.cp_comm_s = full_layer.cp_comm_s - cc.layer.cp_comm_s;
-    delta.act_bytes = cc.layer.act_bytes - full_layer.act_bytes;
+    // MoE: the MoE layer's difference stands for every layer (docs/moe.md).
+    const ItemCost& cur = I.moe ? moe_layer : cc.layer;
+    const ItemCost full_layer =
+        I.moe ? moe_items(pb, full_c, I.links, chain_costs(pb, full_c, I.links).layer,
+                          chain_costs(I.attn_pb, full_c, I.links).layer)
+                    .moe_layer
+              : chain_costs(pb, full_c, I.links).layer;
+    delta.bwd_s = full_layer.bwd_s - cur.bwd_s;
+    delta.compute_s = full_layer.compute_s - cur.compute_s;
+    delta.tp_comm_s = full_layer.tp_comm_s - cur.tp_comm_s;
+    delta.cp_comm_s = full_layer.cp_comm_s - cur.cp_comm_s;
+    delta.act_bytes = cur.act_bytes - full_layer.act_bytes;
     delta.transient_bytes = full_layer.transient_bytes;
     prc.recomputable.assign(static_cast<std::size_t>(n_items), 1);
     prc.recomputable.front() = prc.recomputable.back() = 0;  // embedding, head
@@ -236,7 +299,8 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   pp.act_bytes.resize(n_items);
   pp.transient_bytes.resize(n_items);
   auto item = [&](int i) -> const ItemCost& {
-    return i == 0 ? cc.embed : (i == n_items - 1 ? cc.head : cc.layer);
+    return i == 0 ? cc.embed
+                  : (i == n_items - 1 ? cc.head : (i <= I.n_dense ? cc.layer : moe_layer));
   };
   for (int i = 0; i < n_items; ++i) {
     const ItemCost& it = item(i);
@@ -308,7 +372,9 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     fill(I.dev_weight);
     fill(I.dev_grad);
     fill(I.dev_optim);
+    fill(I.dev_step);
     fill(I.dev_dp_total);
+    fill(I.dev_expert);
     si.kind = static_cast<ScheduleKind>(static_cast<int>(c.schedule));
     si.devices = P;
     si.chunks = v;
@@ -333,7 +399,9 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         I.dev_weight[d] += it.weight_bytes;
         I.dev_grad[d] += it.grad_bytes;
         I.dev_optim[d] += it.optim_bytes;
+        I.dev_step[d] += it.step_bytes;
         I.dev_params[d] += it.params;
+        I.dev_expert[d] += it.expert_params;
         I.dev_transient[d] = std::max(I.dev_transient[d], it.transient_bytes);
         I.dev_compute[d] += it.compute_s;
         I.dev_tp[d] += it.tp_comm_s;
@@ -360,8 +428,11 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     *peak = 0;
     *peak_rank = 0;
     for (int d = 0; d < P; ++d) {
-      I.dev_mem[d] =
-          I.dev_static[d] + I.sim.peak_act_bytes[d] + I.dev_transient[d] + cc.extra_bytes;
+      // The optimizer step's fp32 gradient copy is live only when the activations are not
+      // (docs/memory.md "Static memory"): the rank's peak is the larger of the two phases.
+      I.dev_mem[d] = I.dev_static[d] +
+                     std::max(I.sim.peak_act_bytes[d] + I.dev_transient[d], I.dev_step[d]) +
+                     cc.extra_bytes;
       if (I.dev_mem[d] > *peak) {
         *peak = I.dev_mem[d];
         *peak_rank = d;
@@ -474,10 +545,29 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
           ok = place(bounds, &peak, &peak_rank) && peak <= cap;
         }
       }
+      double need_bytes = first_peak;
+      int need_rank = first_rank;
+      if (!ok && pb.model.layers % S == 0) {
+        // Last try: Megatron-LM's own layout, the same number of layers in every chunk, the
+        // embedding with the first chunk and the head with the last (num_layers divisible by
+        // PP·VPP is what Megatron requires of an interleaved run; docs/memory.md
+        // "Interleaved"). A published interleaved run is laid out this way.
+        const int per = pb.model.layers / S;
+        bounds.assign(S + 1, 0);
+        for (int st = 1; st < S; ++st) bounds[st] = st * per + 1;
+        bounds[S] = pb.model.layers + 2;
+        if (place(bounds, &peak, &peak_rank)) {
+          ok = peak <= cap;
+          if (peak < need_bytes) {
+            need_bytes = peak;
+            need_rank = peak_rank;
+          }
+        }
+      }
       if (!ok) {
         set_infeasible(&e, Infeasible::kMemory);
-        e.worst_rank = first_rank;
-        e.needed_bytes = first_peak;
+        e.worst_rank = need_rank;
+        e.needed_bytes = need_bytes;
         return;
       }
     }
@@ -501,13 +591,19 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   // (distributed_data_parallel_config.py, docs/algorithms.md §5.4); each bucket pays the
   // collective's latency, and the last one can only start after the backward ends.
   const double bucket_params = std::max(40e6, 1e6 * dr);
+  const int zero = base_c.zero;  // ZeRO-2 with PP costs as ZeRO-1 (fsdp_pp above)
+  // MoE: expert gradients reduce over the expert-DP group, its members etp·ep ranks apart
+  // (Megatron-Core expert order tp-ep-dp-pp, parallel_state.py); docs/moe.md.
+  const double edp = expert_dp(c);
+  const GroupShape edp_group = group_shape(static_cast<int>(edp), c.ep * c.etp, ndom);
+  const double bucket_e = std::max(40e6, 1e6 * edp);
   for (int d = 0; d < P; ++d) {
     const double phi = I.dev_params[d];
     const double n_buckets = std::max(1.0, std::ceil(phi / bucket_params));
     const double per_bucket = phi / n_buckets;
     double t_dp = 0, gather = 0, last_bucket = 0, first_gather = 0;
     if (dr > 1) {
-      if (c.zero == 0) {
+      if (zero == 0) {
         // DDP: all-reduce of fp32 gradients (β_g = 4, Megatron default for bf16).
         last_bucket = collective_time(Collective::kAllReduce, 4.0 * per_bucket, dp_group, I.links);
       } else {
@@ -520,9 +616,23 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       }
       t_dp = n_buckets * last_bucket;
     }
+    if (const double phi_e = I.dev_expert[d]; phi_e > 0 && edp > 1) {
+      const double nb = std::max(1.0, std::ceil(phi_e / bucket_e));
+      const double per = phi_e / nb;
+      const double red =
+          collective_time(zero == 0 ? Collective::kAllReduce : Collective::kReduceScatter,
+                          4.0 * per, edp_group, I.links);
+      t_dp += nb * red;
+      last_bucket = std::max(last_bucket, red);
+      if (zero >= 1) {
+        const double ag = collective_time(Collective::kAllGather, 2.0 * per, edp_group, I.links);
+        gather += nb * ag;
+        first_gather = std::max(first_gather, ag);
+      }
+    }
     double exposed = t_dp;
     double dp_total = t_dp;  // hidden + exposed (for the explain report)
-    if (c.zero >= 2 && dr > 1) {
+    if (zero >= 2 && dr > 1 && !fsdp_pp) {
       // ZeRO-2/3 keep only a gradient shard, so every micro-batch's backward
       // reduce-scatters its gradients (ZeRO §5); ZeRO-3 also gathers the parameters
       // for every forward and backward (§7: 1.5× the all-reduce volume). Both are
@@ -532,6 +642,15 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         total += 2.0 * M * gather;
         gather = first_gather = 0;  // parameters stay sharded after the step
       }
+      exposed = std::max(last_bucket, total - pb.cluster.dp_comm_overlap * I.sim.busy_s[d]);
+      dp_total = total;
+    } else if (fsdp_pp && zero == 3 && dr > 1) {
+      // FSDP with PP (torchtitan, reshard_after_forward always): one gradient reduce-scatter
+      // per step (fsdp_pp_gradients); the parameters are gathered for every warm-up forward and
+      // every backward (pipelining keeps them after a backward, set_reshard_after_backward
+      // (False), so the steady-state forward finds them gathered): M + min(P − d, M) gathers.
+      const double total = t_dp + (M + std::min(P - d, M)) * gather;
+      gather = first_gather = 0;
       exposed = std::max(last_bucket, total - pb.cluster.dp_comm_overlap * I.sim.busy_s[d]);
       dp_total = total;
     } else if (tr.overlap_grad_reduce) {  // buckets reduce during the last backward
@@ -550,7 +669,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     }
     // Adam step, memory-bound: fp32 grad, main weights, m, v read; main, m, v written;
     // bf16 weights written; grad-norm read ≈ 34 bytes per parameter updated here.
-    const double updated = c.zero >= 1 ? phi / dr : phi;
+    const double updated = zero >= 1 ? phi / dr + I.dev_expert[d] / edp : phi + I.dev_expert[d];
     optimizer_s = std::max(optimizer_s, 34.0 * updated / mem_bw);
   }
   // Tied embeddings: first and last stage all-reduce the embedding gradient (§5.4).
@@ -567,16 +686,21 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   // ---- Figures ------------------------------------------------------------------------
   const double n_gpu = c.gpus;
   const double peak_flops = pb.gpu.peak_flop_per_s;
-  const double f_model = model_flops_per_step(pb.model, c.global_batch_size, tr.attention_flops);
+  const double f_model =
+      I.moe ? moe_model_flops_per_step(pb.model, c.global_batch_size, tr.attention_flops)
+            : model_flops_per_step(pb.model, c.global_batch_size, tr.attention_flops);
   double recomputed_share = 1.0;  // of the layers, for the recompute FLOPs of partial recompute
   if (partial) {
     int r = 0;
     for (int x : I.stage_recomputed) r += x;
     recomputed_share = double(r) / pb.model.layers;
   }
-  const double f_hw = f_model + recomputed_share * recompute_flops_per_step(
-                                                       pb.model, c.global_batch_size, c.recompute,
-                                                       pb.training.selective_recompute);
+  const double f_hw =
+      f_model +
+      recomputed_share * (I.moe && c.recompute == Recompute::kFull
+                              ? moe_full_recompute_flops_per_step(pb.model, c.global_batch_size)
+                              : recompute_flops_per_step(pb.model, c.global_batch_size, c.recompute,
+                                                         pb.training.selective_recompute));
   e.feasible = true;
   e.reason = Infeasible::kNone;
   e.iteration_time_s = t_iter;
@@ -642,6 +766,11 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       r.wstate_gb = wstate / 1e9;
       r.activations_gb = (I.sim.peak_act_bytes[d] - wstate) / 1e9;
       r.transient_gb = I.dev_transient[d] / 1e9;
+      if (I.dev_step[d] > I.sim.peak_act_bytes[d] + I.dev_transient[d]) {
+        // The peak is the optimizer step: the fp32 gradient copy, no activations.
+        r.optimizer_gb = (I.dev_optim[d] + I.dev_step[d]) / 1e9;
+        r.wstate_gb = r.activations_gb = r.transient_gb = 0;
+      }
       r.workspace_gb = cc.extra_bytes / 1e9;
       r.recomputed_layers = partial
                                 ? I.stage_recomputed[s]

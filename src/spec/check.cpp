@@ -144,6 +144,37 @@ void check_precision(Checker& c) {
   }
 }
 
+// Mixture of experts and MLA (docs/moe.md).
+void check_moe(Checker& c) {
+  const ModelSpec& m = c.p.model;
+  if (m.moe_experts > 0) {
+    if (m.moe_top_k < 1 || m.moe_top_k > m.moe_experts)
+      c.add("model.moe_top_k",
+            "an integer in [1, model.moe_experts] (" + std::to_string(m.moe_experts) + ")");
+    if (m.layers >= 1 && m.moe_first_dense_layers >= m.layers)
+      c.add("model.moe_first_dense_layers",
+            "less than model.layers (" + std::to_string(m.layers) + ")");
+  } else {
+    const char* moe_only[] = {"model.moe_top_k", "model.moe_shared_experts",
+                              "model.moe_first_dense_layers"};
+    for (const char* k : moe_only)
+      if (key_value(c.p, k) != "0") c.add(k, "0 unless model.moe_experts > 0 (a MoE model)");
+  }
+  if (m.mla_kv_lora_rank > 0 && m.attention_heads >= 1) {
+    const int qk = m.mla_qk_nope_head_dim + m.mla_qk_rope_head_dim;
+    if (qk < 1 || m.mla_v_head_dim < 1)
+      c.add("model.mla_v_head_dim",
+            "> 0 with model.mla_qk_nope_head_dim + model.mla_qk_rope_head_dim > 0 for MLA");
+    else if (2 * m.head_dim != qk + m.mla_v_head_dim)
+      c.add("model.head_dim",
+            "(qk_nope + qk_rope + v) / 2 = " + std::to_string((qk + m.mla_v_head_dim) / 2.0) +
+                " with MLA (its plain-attention stand-in, docs/moe.md)");
+    if (m.kv_heads != 0 && m.kv_heads != m.attention_heads)
+      c.add("model.kv_heads", "model.attention_heads (" + std::to_string(m.attention_heads) +
+                                  ") or 0 with MLA (one key and value per head)");
+  }
+}
+
 }  // namespace
 
 std::vector<ConfigIssue> check(const Problem& problem) {
@@ -152,6 +183,7 @@ std::vector<ConfigIssue> check(const Problem& problem) {
   check_hardware(c);
   check_search(c);
   check_precision(c);
+  check_moe(c);
   return c.issues;
 }
 

@@ -282,6 +282,35 @@ std::vector<KeyDef> build_table() {
       "MLP type: swiglu = gated, 3 matrices; gelu = 2 matrices (GeLU, squared ReLU, ...)"));
   t.push_back(bool_key("model.tied_embeddings", PPSEARCH_REF(bool, model.tied_embeddings),
                        "input embedding and output layer share one weight matrix"));
+  // Mixture of experts and multi-head latent attention (docs/moe.md).
+  t.push_back(int_key("model.moe_experts", PPSEARCH_REF(int, model.moe_experts), 0,
+                      "routed experts per MoE layer E; 0 = dense model", kMaxMoeExperts, true));
+  t.push_back(int_key("model.moe_top_k", PPSEARCH_REF(int, model.moe_top_k), 0,
+                      "routed experts each token is sent to k (1..moe_experts with experts)",
+                      kMaxMoeExperts, true));
+  t.push_back(int_key("model.moe_ffn_hidden_size", PPSEARCH_REF(int, model.moe_ffn_hidden_size), 0,
+                      "width of one routed expert's MLP F_e; 0 = ffn_hidden_size",
+                      kMaxFfnHiddenSize, true));
+  t.push_back(int_key("model.moe_shared_experts", PPSEARCH_REF(int, model.moe_shared_experts), 0,
+                      "shared experts every token goes through (DeepSeek)", kMaxMoeExperts, true));
+  t.push_back(int_key(
+      "model.moe_shared_ffn_hidden_size", PPSEARCH_REF(int, model.moe_shared_ffn_hidden_size), 0,
+      "width of one shared expert; 0 = moe_ffn_hidden_size", kMaxFfnHiddenSize, true));
+  t.push_back(int_key(
+      "model.moe_first_dense_layers", PPSEARCH_REF(int, model.moe_first_dense_layers), 0,
+      "leading layers with a dense MLP of ffn_hidden_size (DeepSeek-V3: 3)", kMaxLayers, true));
+  t.push_back(int_key("model.mla_q_lora_rank", PPSEARCH_REF(int, model.mla_q_lora_rank), 0,
+                      "MLA query compression rank; 0 = uncompressed query projection",
+                      kMaxHiddenSize, true));
+  t.push_back(int_key("model.mla_kv_lora_rank", PPSEARCH_REF(int, model.mla_kv_lora_rank), 0,
+                      "MLA key/value compression rank; 0 = no MLA (plain attention)",
+                      kMaxHiddenSize, true));
+  t.push_back(int_key("model.mla_qk_rope_head_dim", PPSEARCH_REF(int, model.mla_qk_rope_head_dim),
+                      0, "MLA decoupled RoPE query/key width per head", kMaxHeads, true));
+  t.push_back(int_key("model.mla_qk_nope_head_dim", PPSEARCH_REF(int, model.mla_qk_nope_head_dim),
+                      0, "MLA query/key width per head without RoPE", kMaxHeads, true));
+  t.push_back(int_key("model.mla_v_head_dim", PPSEARCH_REF(int, model.mla_v_head_dim), 0,
+                      "MLA value width per head", kMaxHeads, true));
 
   // ---- [training] ----------------------------------------------------------
   t.push_back(int_key("training.global_batch_size", PPSEARCH_REF(int, training.global_batch_size),
@@ -342,6 +371,21 @@ std::vector<KeyDef> build_table() {
   t.push_back(bool_key("training.fp8_param_gather", PPSEARCH_REF(bool, training.fp8_param_gather),
                        "with fp8: FP8 primary weights replace the bf16 weight copy (Megatron "
                        "--fp8-param-gather); docs/precision.md"));
+  // Mixture of experts (docs/moe.md).
+  t.push_back(within(float_key("training.moe_load_imbalance",
+                               PPSEARCH_REF(double, training.moe_load_imbalance), kNoUnit, 1, false,
+                               "tokens on the busiest expert rank over the mean (1 = balanced, "
+                               "as in force-balanced benchmarks)"),
+                     1, 64));
+  t.push_back(fraction_key("training.moe_a2a_overlap",
+                           PPSEARCH_REF(double, training.moe_a2a_overlap), false,
+                           "fraction of the expert dispatch/combine all-to-all hidden behind "
+                           "compute (0 = none)"));
+  t.push_back(within(fraction_key("training.moe_grouped_gemm_efficiency",
+                                  PPSEARCH_REF(double, training.moe_grouped_gemm_efficiency), true,
+                                  "grouped expert GEMM throughput relative to a dense GEMM of "
+                                  "the same shape"),
+                     0.01, 1));
 
   // ---- [gpu] ---------------------------------------------------------------
   t.push_back(string_key("gpu.name", PPSEARCH_REF(std::string, gpu.name), "GPU label, e.g. h200"));
@@ -535,6 +579,16 @@ std::vector<KeyDef> build_table() {
                       "sweep budget: a search with more candidates stops before it starts "
                       "(exit 2); also --max-candidates",
                       kMaxCandidatesLimit, true));
+  // Mixture of experts (docs/moe.md).
+  t.push_back(int_list_key("search.ep", PPSEARCH_REF(std::vector<int>, search.ep), 1, kMaxGpus,
+                           true,
+                           "expert-parallel degrees (MoE; auto = the divisors of the expert "
+                           "count that fit the TP·CP·DP ranks)"));
+  t.push_back(int_list_key("search.etp", PPSEARCH_REF(std::vector<int>, search.etp), 1, kMaxGpus,
+                           true, "expert-tensor-parallel degrees (MoE; auto = 1)"));
+  t.push_back(bool_key("search.fsdp_with_pp", PPSEARCH_REF(bool, search.fsdp_with_pp),
+                       "also search ZeRO-2/3 (FSDP) with PP > 1, costed as torchtitan runs them; "
+                       "off = the rule zero23_needs_pp1 (docs/moe.md)"));
 
   for (auto& d : t) {
     if (d.allowed.empty()) d.allowed = generated_allowed(d);

@@ -376,6 +376,29 @@ RunRecord read_row(const std::string& source, const CsvRecord& rec,
   }
   run.stack = r.text("stack");
   run.precision = lower(r.text("precision"));
+  // Mixture of experts (docs/moe.md): the model.moe_* / model.mla_* ranges, empty = 0.
+  auto opt_zero = [&](const char* name, int max, int* out) {
+    if (auto v = r.integer(name, 0, max, true,
+                           "an integer in [0, " + std::to_string(max) + "], or empty (0)"))
+      *out = *v;
+  };
+  opt_zero("head_dim", kMaxHeads, &run.head_dim);
+  opt_zero("moe_experts", kMaxMoeExperts, &run.moe_experts);
+  opt_zero("moe_top_k", kMaxMoeExperts, &run.moe_top_k);
+  opt_zero("moe_ffn_hidden_size", kMaxFfnHiddenSize, &run.moe_ffn_hidden_size);
+  opt_zero("moe_shared_experts", kMaxMoeExperts, &run.moe_shared_experts);
+  opt_zero("moe_shared_ffn_hidden_size", kMaxFfnHiddenSize, &run.moe_shared_ffn_hidden_size);
+  opt_zero("moe_first_dense_layers", kMaxLayers, &run.moe_first_dense_layers);
+  opt_zero("mla_q_lora_rank", kMaxHiddenSize, &run.mla_q_lora_rank);
+  opt_zero("mla_kv_lora_rank", kMaxHiddenSize, &run.mla_kv_lora_rank);
+  opt_zero("mla_qk_rope_head_dim", kMaxHeads, &run.mla_qk_rope_head_dim);
+  opt_zero("mla_qk_nope_head_dim", kMaxHeads, &run.mla_qk_nope_head_dim);
+  opt_zero("mla_v_head_dim", kMaxHeads, &run.mla_v_head_dim);
+  if (auto v = r.integer("ep", 1, kMaxGpus, true, int_range(kMaxGpus) + ", or empty (1)"))
+    run.ep = *v;
+  if (auto v = r.integer("etp", 1, kMaxGpus, true, int_range(kMaxGpus) + ", or empty (1)"))
+    run.etp = *v;
+  run.routing = lower(r.text("routing"));
 
   // Cross-column rules, only when the columns they use are valid.
   if (issues->size() != before) return run;

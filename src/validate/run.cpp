@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ppsearch/cost/items.hpp"
 #include "ppsearch/search/evaluate.hpp"
 #include "ppsearch/spec/check.hpp"
 #include "ppsearch/validate/validate.hpp"
@@ -89,11 +90,31 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
   m.seq_length = run.seq_length;
   m.mlp = run.mlp;
   m.tied_embeddings = false;  // the schema does not say; the interface default
+  // Mixture of experts and MLA (docs/moe.md), from the optional columns.
+  if (run.head_dim > 0) m.head_dim = run.head_dim;
+  m.moe_experts = run.moe_experts;
+  m.moe_top_k = run.moe_top_k;
+  m.moe_ffn_hidden_size = run.moe_ffn_hidden_size;
+  m.moe_shared_experts = run.moe_shared_experts;
+  m.moe_shared_ffn_hidden_size = run.moe_shared_ffn_hidden_size;
+  m.moe_first_dense_layers = run.moe_first_dense_layers;
+  m.mla_q_lora_rank = run.mla_q_lora_rank;
+  m.mla_kv_lora_rank = run.mla_kv_lora_rank;
+  m.mla_qk_rope_head_dim = run.mla_qk_rope_head_dim;
+  m.mla_qk_nope_head_dim = run.mla_qk_nope_head_dim;
+  m.mla_v_head_dim = run.mla_v_head_dim;
 
   p->training.global_batch_size = run.global_batch_size;
   p->training.attention_flops = AttentionFlops::kFull;  // no source halves attention FLOPs
-  // "selective" is the framework's own: torchtitan's per-op policy (docs/memory.md).
-  if (run.stack == "torchtitan") p->training.selective_recompute = SelectiveRecompute::kPerOp;
+  // "selective" is the framework's own: torchtitan's per-op policy (docs/memory.md). The stack
+  // may carry a profile suffix (torchtitan-2024).
+  if (run.stack.rfind("torchtitan", 0) == 0) {
+    p->training.selective_recompute = SelectiveRecompute::kPerOp;
+  }
+  // fp16 runs keep 16-bit main gradients: Megatron-LM sets accumulate_allreduce_grads_in_fp32
+  // only for bf16 (megatron/training/arguments.py), so an fp16 run reduces in fp16
+  // (docs/memory.md "Static memory").
+  if (run.precision == "fp16") p->training.grad_reduce_in_fp32 = false;
   // FP8 rows (docs/precision.md): fp8 (per-tensor delayed scaling), fp8-cs (current scaling),
   // fp8-mx or mxfp8 (MXFP8 block scaling); anything else is a 16-bit run.
   p->training.precision = "bf16";
@@ -107,7 +128,7 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
     }
     // Megatron-Bridge's FP8 performance recipes (scripts/performance, v0.2.0: get_precision_config
     // and set_llama3_common_configs) keep FP8 primary weights and bf16 main gradients.
-    if (run.stack == "nemo" && run.precision != "fp8") {
+    if (run.stack.rfind("nemo", 0) == 0 && run.precision != "fp8") {
       p->training.fp8_param_gather = true;
       p->training.grad_reduce_in_fp32 = false;
     }
@@ -199,6 +220,8 @@ std::vector<Candidate> run_candidates(const RunRecord& run) {
             c.recompute = r;
             c.sp = static_cast<std::uint8_t>(s);
             c.zero = static_cast<std::uint8_t>(z);
+            c.ep = run.ep;  // mixture of experts (docs/moe.md)
+            c.etp = run.etp;
             out.push_back(c);
           }
         }
@@ -223,6 +246,19 @@ void fill_common(const RunRecord& run, RunResult* r) {
   if (run.measured_mfu_pct) r->reported_mfu = *run.measured_mfu_pct / 100.0;
 }
 
+// Preference when the row leaves recomputation unstated: less recomputation first.
+int recompute_rank(Recompute r) {
+  switch (r) {
+    case Recompute::kNone:
+      return 0;
+    case Recompute::kSelective:
+      return 1;
+    case Recompute::kFull:
+      return 2;
+  }
+  return 3;
+}
+
 // The knobs the row left empty that had a choice, with the chosen values.
 std::string searched_text(const RunRecord& run, const Candidate& c) {
   std::string s;
@@ -237,6 +273,14 @@ std::string searched_text(const RunRecord& run, const Candidate& c) {
 }
 
 }  // namespace
+
+double metric_memory_bytes(double device_bytes, double workspace_bytes, const std::string& metric) {
+  if (metric == "allocated" || metric == "reserved") {
+    const double allocated = device_bytes - workspace_bytes + kAllocatorLibraryBytes;
+    return metric == "allocated" ? allocated : allocated / (1.0 - kAllocatorFragmentation);
+  }
+  return device_bytes;
+}
 
 RunResult not_modelled(const RunRecord& run, const std::string& reason) {
   RunResult r;
@@ -276,6 +320,17 @@ RunResult predict_run(const RunRecord& run, const Problem& problem) {
       continue;
     }
     ++r.feasible;
+    // Recomputation the row leaves unstated: the least that fits (none, then selective, then
+    // full), as a run that fits without recomputing does not recompute; then the fastest.
+    const bool less_recompute = best != nullptr && !run.recompute &&
+                                static_cast<int>(c.recompute) != static_cast<int>(best->recompute);
+    if (less_recompute) {
+      if (recompute_rank(c.recompute) < recompute_rank(best->recompute)) {
+        best = &c;
+        best_eval = e;
+      }
+      continue;
+    }
     if (best == nullptr || e.iteration_time_s < best_eval.iteration_time_s ||
         (e.iteration_time_s == best_eval.iteration_time_s && key_less(c, *best))) {
       best = &c;
@@ -295,7 +350,11 @@ RunResult predict_run(const RunRecord& run, const Problem& problem) {
       r.reason = "the model says the stated configuration does not fit: " + explain(example);
       if (example.reason == Infeasible::kMemory) {
         // The single stated configuration: what it would need is still its memory prediction.
-        r.peak_memory_gb = example.needed_bytes / 1e9;
+        r.device_peak_memory_gb = example.needed_bytes / 1e9;
+        r.peak_memory_gb =
+            metric_memory_bytes(example.needed_bytes, workspace_bytes(problem, cands.front()),
+                                run.memory_metric) /
+            1e9;
         r.memory_error_pct =
             100.0 * (r.peak_memory_gb - r.measured_peak_memory_gb) / r.measured_peak_memory_gb;
       }
@@ -311,7 +370,11 @@ RunResult predict_run(const RunRecord& run, const Problem& problem) {
   r.predicted_step_time_s = best_eval.iteration_time_s;
   r.error_pct = 100.0 * (r.predicted_step_time_s - r.measured_step_time_s) / r.measured_step_time_s;
   r.engine_mfu = best_eval.mfu;
-  r.peak_memory_gb = best_eval.peak_memory_gb;
+  // The measured metric's figure (docs/memory.md "What a measured peak counts").
+  r.device_peak_memory_gb = best_eval.peak_memory_gb;
+  r.peak_memory_gb = metric_memory_bytes(best_eval.peak_memory_gb * 1e9,
+                                         workspace_bytes(problem, *best), run.memory_metric) /
+                     1e9;
   r.memory_error_pct =
       100.0 * (r.peak_memory_gb - r.measured_peak_memory_gb) / r.measured_peak_memory_gb;
   const double peak = problem.gpu.peak_flop_per_s;

@@ -5,15 +5,21 @@
 # bad input with exit 2 and the documented messages (docs/validation.md). The feasibility rule
 # (every published configuration fits) is tests/e2e/validation_feasibility.sh.
 #
-# MAX_MEAN_ABS_ERROR_PCT bounds the mean |error| of the predicted step time over all modelled rows.
-# It is a regression guard for the cost model and its calibration constants (configs/): a change
-# that moves the predictions away from the published runs fails here. The calibrated presets give
-# 3.44 % (README "Accuracy"); 4.0 leaves half a point for harmless changes while still failing
-# on any real regression of the cost model.
-# MIN_MODELLED_ROWS keeps the bound honest: rows that stop being modelled (e.g. judged not to fit
-# in memory) would otherwise leave the mean. Both can be overridden from the environment.
-MAX_MEAN_ABS_ERROR_PCT=${MAX_MEAN_ABS_ERROR_PCT:-5.0}  # 4.34 % with the 12 FP8 rows (3.24 % on the 31 16-bit rows)
-MIN_MODELLED_ROWS=${MIN_MODELLED_ROWS:-43}  # every public row with a step time is modelled today
+# MAX_MEAN_ABS_ERROR_PCT bounds the mean |error| of the predicted step time over the 31 rows the
+# constants were first calibrated around (nar21-*, kor22-*, dgxc-v24.11-*: the rows of
+# published-runs-public.csv). It is a regression guard for the cost model and its calibration
+# constants (configs/): a change that moves the predictions away from these runs fails here. The
+# calibrated presets give 3.44 % (README "Accuracy"); 4.0 leaves half a point for harmless changes.
+# MAX_MEAN_ABS_ERROR_ALL_PCT bounds the mean over every modelled row, including the runs added
+# later (docs/validation.md, "Sources added for the held-out test"), which the constants were not
+# fitted on: 12.57 % when they were added (83 of 95 rows modelled), so 15.0 fails only on a clear
+# regression.
+# MIN_MODELLED_ROWS keeps the bounds honest: rows that stop being modelled (e.g. judged not to fit
+# in memory) would otherwise leave the mean. All can be overridden from the environment.
+MAX_MEAN_ABS_ERROR_PCT=${MAX_MEAN_ABS_ERROR_PCT:-4.0}
+MAX_MEAN_ABS_ERROR_ALL_PCT=${MAX_MEAN_ABS_ERROR_ALL_PCT:-15.0}
+MIN_MODELLED_ROWS=${MIN_MODELLED_ROWS:-83}  # rows with a step time modelled when the runs were added
+LEGACY_IDS='nar21-*,kor22-*,dgxc-v24.11-*'  # the 31 rows of published-runs-public.csv
 MAX_SECONDS=${MAX_SECONDS:-10}  # the whole public file must stay quick to validate
 
 source "$SOURCE_DIR/tests/e2e/_lib.sh"
@@ -36,7 +42,7 @@ fi
 # One table row per id of the CSV.
 mapfile -t ids < <("$PY" -c 'import csv, sys
 for row in csv.DictReader(open(sys.argv[1], newline="")): print(row["id"])' "$RUNS")
-[ "${#ids[@]}" -eq 63 ] && ok "63 ids in the public file" || bad "expected 63 ids, got ${#ids[@]}"
+[ "${#ids[@]}" -ge 115 ] && ok "${#ids[@]} ids in the public file" || bad "expected >= 115 ids, got ${#ids[@]}"
 missing=0
 for id in "${ids[@]}"; do
   if ! awk -v id="$id" '$1 == id { found = 1 } END { exit !found }' report.txt; then
@@ -52,10 +58,20 @@ mean=$(sed -n 's/.*mean |error| \([0-9.]*\)%.*/\1/p' <<<"$line")
 modelled=$(sed -n 's/^Step-time error (all rows, \([0-9]*\) of .*/\1/p' <<<"$line")
 if [ -z "$mean" ]; then
   bad "no mean |error| in the report: '$line'"
-elif awk -v x="$mean" -v m="$MAX_MEAN_ABS_ERROR_PCT" 'BEGIN { exit !(x < m) }'; then
-  ok "mean |error| $mean% < $MAX_MEAN_ABS_ERROR_PCT%"
+elif awk -v x="$mean" -v m="$MAX_MEAN_ABS_ERROR_ALL_PCT" 'BEGIN { exit !(x < m) }'; then
+  ok "mean |error| (all rows) $mean% < $MAX_MEAN_ABS_ERROR_ALL_PCT%"
 else
-  bad "mean |error| $mean% >= $MAX_MEAN_ABS_ERROR_PCT%"
+  bad "mean |error| (all rows) $mean% >= $MAX_MEAN_ABS_ERROR_ALL_PCT%"
+fi
+# The 31 rows of the first calibration, through --fit-ids.
+"$PPSEARCH_VALIDATE" "$RUNS" --fit-ids "$LEGACY_IDS" >legacy.txt
+lline=$(grep '^Step-time error (fit rows (--fit-ids), ' legacy.txt || true)
+lmean=$(sed -n 's/.*mean |error| \([0-9.]*\)%.*/\1/p' <<<"$lline")
+lmodelled=$(sed -n 's/^Step-time error (fit rows (--fit-ids), \([0-9]*\) of 31 modelled).*/\1/p' <<<"$lline")
+if [ "$lmodelled" = 31 ] && awk -v x="$lmean" -v m="$MAX_MEAN_ABS_ERROR_PCT" 'BEGIN { exit !(x < m) }'; then
+  ok "mean |error| (the 31 first-calibration rows) $lmean% < $MAX_MEAN_ABS_ERROR_PCT%"
+else
+  bad "the 31 first-calibration rows: '$lline' (want 31 of 31 modelled, mean < $MAX_MEAN_ABS_ERROR_PCT%)"
 fi
 if [ -n "$modelled" ] && [ "$modelled" -ge "$MIN_MODELLED_ROWS" ]; then
   ok "$modelled rows modelled (>= $MIN_MODELLED_ROWS)"
@@ -65,12 +81,16 @@ fi
 grep -q '^Step-time error (Korthikanti Table 5 rows kor22-\*, ' report.txt &&
   ok "Korthikanti statistics" || bad "no Korthikanti statistics line"
 grep -q '^Ranking fidelity' report.txt && ok "ranking fidelity" || bad "no ranking fidelity"
-# The step-time error by the CSV's split column: the 16 rows the constants were fitted on and the
-# 15 held out (README "Accuracy").
-grep -q '^Step-time error (split = fit, [0-9]* of 21 modelled)' report.txt &&
-  ok "split = fit statistics" || bad "no split = fit statistics"
-grep -q '^Step-time error (split = held-out, [0-9]* of 22 modelled)' report.txt &&
-  ok "split = held-out statistics" || bad "no split = held-out statistics"
+# The step-time error by the CSV's split column, over the rows with a step time of each split
+# (docs/validation.md, "The split").
+read -r nfit nheld ntimed < <("$PY" -c 'import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1], newline=""))
+        if r["measured_step_time_s"] and r["trust"] != "no-time"]
+print(sum(r["split"] == "fit" for r in rows), sum(r["split"] == "held-out" for r in rows), len(rows))' "$RUNS")
+grep -q "^Step-time error (split = fit, [0-9]* of $nfit modelled)" report.txt &&
+  ok "split = fit statistics ($nfit rows)" || bad "no split = fit statistics over $nfit rows"
+grep -q "^Step-time error (split = held-out, [0-9]* of $nheld modelled)" report.txt &&
+  ok "split = held-out statistics ($nheld rows)" || bad "no split = held-out statistics over $nheld rows"
 # The peak-memory error over every row with a measured peak, with the over/under counts.
 nmem=$("$PY" -c 'import csv, sys
 print(sum(1 for r in csv.DictReader(open(sys.argv[1], newline="")) if r["measured_peak_memory_gb"]))' "$RUNS")
@@ -128,7 +148,7 @@ PY
 expect_rc 0 "$PPSEARCH_VALIDATE" "$RUNS" --fit-ids 'kor22-*,nar21-t1-1.7b'
 grep -q '^Step-time error (fit rows (--fit-ids), [0-9]* of 9 modelled)' out.txt &&
   ok "fit-row statistics" || bad "no fit-row statistics"
-grep -q '^Step-time error (held-out rows, [0-9]* of 34 modelled)' out.txt &&
+grep -q "^Step-time error (held-out rows, [0-9]* of $((ntimed - 9)) modelled)" out.txt &&
   ok "held-out statistics" || bad "no held-out statistics"
 expect_rc 0 "$PPSEARCH_VALIDATE" "$RUNS" --quiet
 [ ! -s out.txt ] && ok "--quiet prints nothing" || bad "--quiet printed something"

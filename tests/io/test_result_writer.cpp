@@ -93,6 +93,8 @@ const std::vector<Member> kRowMembers = {
     ROW(time_to_train_s, K::kF64),
     ROW(gpu_hours, K::kF64),
     ROW(cost, K::kF64),
+    ROW(ep, K::kI32),  // mixture of experts (docs/moe.md)
+    ROW(etp, K::kI32),
 };
 #undef ROW
 #define STAGE(m, k) \
@@ -582,7 +584,7 @@ TEST_F(ResultWriterTest, IdenticalRowsGiveIdenticalBytes) {
     w->commit(other);
   }
   const auto ba = raw_bytes(a, "candidates");
-  ASSERT_EQ(ba.size(), clean.size() * 194u);  // 9*4 + 6*1 + 15*8 + 2*4 + 3*8 bytes per packed row
+  ASSERT_EQ(ba.size(), clean.size() * 202u);  // 9*4 + 6*1 + 15*8 + 2*4 + 3*8 + 2*4 per packed row
   EXPECT_TRUE(ba == raw_bytes(b, "candidates"));
   EXPECT_TRUE(raw_bytes(a, "best") == raw_bytes(b, "best"));
   EXPECT_FALSE(raw_bytes(a, "candidates") == raw_bytes(a, "stages"));  // the helper can differ

@@ -46,7 +46,7 @@ std::vector<int> slow_divisors(int n) {
 
 Reference reference_enumeration(const Problem& pb) {
   Reference r;
-  r.removed.assign(15, 0);
+  r.removed.assign(19, 0);
   const ModelSpec& m = pb.model;
   const SearchSpec& ss = pb.search;
   const std::int64_t B = pb.training.global_batch_size;
@@ -58,6 +58,11 @@ Reference reference_enumeration(const Problem& pb) {
   const std::vector<int> sps = ss.sp.empty() ? std::vector<int>{0, 1} : ss.sp;
   const std::vector<int> zeros = ss.zero.empty() ? std::vector<int>{0, 1, 2, 3} : ss.zero;
   const std::vector<int> mbss = ss.mbs.empty() ? std::vector<int>{1, 2, 4, 8, 16} : ss.mbs;
+  // MoE (docs/moe.md): auto EP = the divisors of the expert count (1 for a dense model).
+  const std::vector<int> eps =
+      !ss.ep.empty() ? ss.ep
+                     : (m.moe_experts > 0 ? slow_divisors(m.moe_experts) : std::vector<int>{1});
+  const std::vector<int> etps = ss.etp.empty() ? std::vector<int>{1} : ss.etp;
   const std::vector<int> ivpps = ss.vpp.empty() ? std::vector<int>{2, 3, 4, 5, 6, 7, 8} : ss.vpp;
   const Schedule pp1 = std::count(schedules.begin(), schedules.end(), Schedule::k1F1B)
                            ? Schedule::k1F1B
@@ -81,60 +86,73 @@ Reference reference_enumeration(const Problem& pb) {
               for (int vpp : vpps)
                 for (Recompute rc : recomputes)
                   for (int sp : sps)
-                    for (int z : zeros) {
-                      ++r.considered;
-                      int rule = -1;
-                      const long long dp = N / tc / pp;
-                      if (N % tp != 0)
-                        rule = 0;
-                      else if (m.attention_heads % tp != 0 || m.kv_heads % tp != 0)
-                        rule = 1;
-                      else if (tp > pb.cluster.nvlink_domain_size &&
-                               !pb.cluster.allow_tp_across_domains)
-                        rule = 2;
-                      else if ((N / tp) % cp != 0)
-                        rule = 3;
-                      else if (cp > 1 && m.seq_length % (2LL * cp) != 0)
-                        rule = 4;
-                      else if ((N / tp / cp) % pp != 0)
-                        rule = 5;
-                      else if (pp > m.layers)
-                        rule = 6;
-                      else if (B % (dp * mbs) != 0)
-                        rule = 7;
-                      else if (sp && tp == 1)
-                        rule = 8;
-                      else if (z > 0 && dp * cp == 1)
-                        rule = 9;
-                      else if (z >= 2 && pp > 1)
-                        rule = 10;
-                      else if (pp == 1 && sch != pp1)
-                        rule = 11;
-                      else if (sch == Schedule::kInterleaved1F1B && (pp < 2 || vpp < 2))
-                        rule = 12;
-                      else if (sch == Schedule::kInterleaved1F1B && (B / (dp * mbs)) % pp != 0)
-                        rule = 13;
-                      else if (sch == Schedule::kInterleaved1F1B && 1LL * pp * vpp > m.layers)
-                        rule = 14;
-                      if (rule >= 0) {
-                        ++r.removed[static_cast<std::size_t>(rule)];
-                        continue;
-                      }
-                      Candidate c;
-                      c.gpus = N;
-                      c.tp = tp;
-                      c.pp = pp;
-                      c.cp = cp;
-                      c.dp = static_cast<int>(dp);
-                      c.vpp = vpp;
-                      c.mbs = mbs;
-                      c.schedule = sch;
-                      c.recompute = rc;
-                      c.sp = static_cast<std::uint8_t>(sp);
-                      c.zero = static_cast<std::uint8_t>(z);
-                      r.keys.push_back(candidate_key(c));
-                      r.stages += 1LL * pp * vpp;
-                    }
+                    for (int z : zeros)
+                      for (int ep : eps)
+                        for (int etp : etps) {
+                          ++r.considered;
+                          int rule = -1;
+                          const long long dp = N / tc / pp;
+                          if (N % tp != 0)
+                            rule = 0;
+                          else if (m.attention_heads % tp != 0 || m.kv_heads % tp != 0)
+                            rule = 1;
+                          else if (tp > pb.cluster.nvlink_domain_size &&
+                                   !pb.cluster.allow_tp_across_domains)
+                            rule = 2;
+                          else if ((N / tp) % cp != 0)
+                            rule = 3;
+                          else if (cp > 1 && m.seq_length % (2LL * cp) != 0)
+                            rule = 4;
+                          else if ((N / tp / cp) % pp != 0)
+                            rule = 5;
+                          else if (pp > m.layers)
+                            rule = 6;
+                          else if (B % (dp * mbs) != 0)
+                            rule = 7;
+                          else if (sp && tp == 1)
+                            rule = 8;
+                          else if (z > 0 && dp * cp == 1)
+                            rule = 9;
+                          else if (z >= 2 && pp > 1 && !ss.fsdp_with_pp)
+                            rule = 10;
+                          else if (pp == 1 && sch != pp1)
+                            rule = 11;
+                          else if (sch == Schedule::kInterleaved1F1B && (pp < 2 || vpp < 2))
+                            rule = 12;
+                          else if (sch == Schedule::kInterleaved1F1B && (B / (dp * mbs)) % pp != 0)
+                            rule = 13;
+                          else if (sch == Schedule::kInterleaved1F1B && 1LL * pp * vpp > m.layers)
+                            rule = 14;
+                          else if (m.moe_experts == 0 && (ep > 1 || etp > 1))
+                            rule = 15;
+                          else if (m.moe_experts > 0 && m.moe_experts % ep != 0)
+                            rule = 16;
+                          else if (m.moe_experts > 0 &&
+                                   (1LL * tp * cp * dp) % (1LL * ep * etp) != 0)
+                            rule = 17;
+                          else if (m.moe_experts > 0 && tp > 1 && !sp)
+                            rule = 18;
+                          if (rule >= 0) {
+                            ++r.removed[static_cast<std::size_t>(rule)];
+                            continue;
+                          }
+                          Candidate c;
+                          c.gpus = N;
+                          c.tp = tp;
+                          c.pp = pp;
+                          c.cp = cp;
+                          c.dp = static_cast<int>(dp);
+                          c.vpp = vpp;
+                          c.mbs = mbs;
+                          c.schedule = sch;
+                          c.recompute = rc;
+                          c.sp = static_cast<std::uint8_t>(sp);
+                          c.zero = static_cast<std::uint8_t>(z);
+                          c.ep = ep;
+                          c.etp = etp;
+                          r.keys.push_back(candidate_key(c));
+                          r.stages += 1LL * pp * vpp;
+                        }
             }
       }
   }
@@ -174,6 +192,12 @@ Problem random_problem(std::mt19937_64& rng) {
   p.search.recompute = pick(rng, std::vector<Recompute>{Recompute::kNone, Recompute::kFull});
   p.search.sp = pick(rng, std::vector<int>{0, 1});
   p.search.zero = pick(rng, std::vector<int>{0, 1, 2, 3});
+  // Mixture of experts and FSDP with PP (docs/moe.md).
+  p.model.moe_experts = std::vector<int>{0, 0, 8, 6}[rng() % 4];
+  p.model.moe_top_k = p.model.moe_experts > 0 ? 2 : 0;
+  p.search.ep = pick(rng, std::vector<int>{1, 2, 3, 4, 8});
+  p.search.etp = pick(rng, std::vector<int>{1, 2});
+  p.search.fsdp_with_pp = rng() % 2;
   return p;
 }
 

@@ -106,7 +106,10 @@ TEST(Memory, ZeroThreeBuffersAreTheSumOfWhatIsLiveByHand) {
     // Embedding: its gathered table and unsharded gradients.
     EXPECT_DOUBLE_EQ(cc.embed.transient_bytes, 1000.0 * 64 * (2 + g));
     // Static: everything sharded 8 ways.
-    EXPECT_DOUBLE_EQ(cc.layer.static_bytes, layer * (2 + g + (fp32 ? 12 : 16)) / 8);
+    // Resident: bf16 weights, main gradients, fp32 main weights + m + v, sharded over 8; the
+    // fp32 copy of bf16 gradients (4 B) lives only in the optimizer step.
+    EXPECT_DOUBLE_EQ(cc.layer.static_bytes, layer * (2 + g + 12) / 8);
+    EXPECT_DOUBLE_EQ(cc.layer.step_bytes, fp32 ? 0.0 : layer * 4.0 / 8);
   }
   // Without ZeRO-3 none of these buffers exist.
   Candidate c1 = make_candidate(p, 1, 1, 8, 1, Schedule::k1F1B, Recompute::kNone, 0, 1);
@@ -430,6 +433,48 @@ TEST(PartialRecompute, EnumerationHasOneCandidatePerValueAndCountsStayExact) {
   p.search.recompute_num_layers = {0, 1, 4};
   const Enumeration three = enumerate_candidates(p);
   EXPECT_EQ(three.candidates.size(), base.candidates.size() + 2 * full_single_chunk);
+}
+
+}  // namespace
+}  // namespace ppsearch
+
+namespace ppsearch {
+namespace {
+
+// The optimizer step's fp32 copy of bf16 main gradients is never live with the activations
+// (Megatron's distributed optimizer makes it in step() and drops it at the next zero_grad): a
+// rank needs static + max(activations + transient, copy) + workspace, by hand.
+TEST(Memory, OptimizerStepGradientCopyIsNotLiveWithTheActivations) {
+  Problem p = tiny();
+  p.training.grad_reduce_in_fp32 = false;
+  bool step_phase = false, act_phase = false;
+  for (int dp : {1, 4}) {  // dp 1: the copy (4 B/param) is the larger; dp 4: the activations
+    Candidate c = make_candidate(p, 1, 1, dp, 1, Schedule::k1F1B, Recompute::kNone, 0, 1);
+    EvalOptions opt;
+    opt.want_stages = true;
+    const Evaluation e = evaluate(p, c, opt);
+    ASSERT_TRUE(e.feasible);
+    const ChainCosts cc = costs(p, c);
+    const double params = cc.embed.params + p.model.layers * cc.layer.params + cc.head.params;
+    // Resident: 2 (bf16 weights) + 2 (bf16 grads) + 12/d; the copy 4/d.
+    const double resident = params * (2 + 2 + 12.0 / dp);
+    const double copy = params * 4.0 / dp;
+    // Activations + transient of the rank without the copy: M = 16/dp micro-batches, 1F1B on
+    // one rank holds one; the logits transient 6 B per logit; token ids 8 B per token.
+    const double act =
+        (4 * cc.layer.act_bytes + cc.embed.act_bytes + cc.head.act_bytes) + cc.head.transient_bytes;
+    const StageResult& s = e.stages.at(0);
+    EXPECT_NEAR(s.memory_gb * 1e9, resident + std::max(act, copy) + cc.extra_bytes, 1.0) << dp;
+    EXPECT_NEAR(s.weights_gb + s.gradients_gb + s.optimizer_gb + s.activations_gb + s.wstate_gb +
+                    s.transient_gb + s.workspace_gb,
+                s.memory_gb, 1e-12)
+        << dp;
+    (copy > act ? step_phase : act_phase) = true;
+  }
+  EXPECT_TRUE(step_phase && act_phase);  // both branches were taken
+  EXPECT_DOUBLE_EQ(static_bytes_per_param(1, 8, false).step, 0.5);
+  EXPECT_DOUBLE_EQ(static_bytes_per_param(0, 8, false).step, 4.0);
+  EXPECT_DOUBLE_EQ(static_bytes_per_param(1, 8, true).step, 0.0);
 }
 
 }  // namespace

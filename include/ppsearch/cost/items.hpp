@@ -28,13 +28,20 @@ struct ItemCost {
   double params = 0;           // parameters of this item per TP rank (before ZeRO sharding)
   double weight_bytes = 0;     // bf16 weights held (sharded over DP·CP under ZeRO-3)
   double grad_bytes = 0;       // main gradients held (fp32 or bf16; sharded under ZeRO-2/3)
-  double optim_bytes = 0;      // fp32 main weights + Adam m, v (+ fp32 grad copy for bf16 grads)
-  double static_bytes = 0;     // weight_bytes + grad_bytes + optim_bytes
+  double optim_bytes = 0;      // fp32 main weights + Adam m, v
+  double step_bytes = 0;       // fp32 copy of 16-bit main grads, live only in the optimizer step
+  double static_bytes = 0;     // weight_bytes + grad_bytes + optim_bytes (resident)
   double act_bytes = 0;        // stored per in-flight micro-batch (× activation_overhead)
   double wkeep_bytes = 0;      // held between B and W (zero-bubble): X and dY of its weight GEMMs
   double transient_bytes = 0;  // peak transient while the item runs: activations
                                // (× activation_overhead) + ZeRO-3 gathered weights and gradients
   double time_s() const { return fwd_s + bwd_s + wgt_s; }
+  // Mixture of experts (docs/moe.md): expert parameters on this GPU (their gradients reduce over
+  // the expert-data-parallel group, not over DP·CP; `params` holds the rest) and the expert
+  // dispatch/combine all-to-all in fwd + bwd, exposed and whole.
+  double expert_params = 0;
+  double ep_comm_s = 0;
+  double ep_total_s = 0;
 };
 
 struct ChainCosts {
@@ -55,12 +62,19 @@ double recompute_flops_per_step(const ModelSpec&, int global_batch, Recompute,
 
 // Static bytes per parameter split into weights, gradients and optimizer state under a ZeRO
 // stage, `dr` = ranks sharing the optimizer state (DP × CP), fp32 or bf16 main gradients
-// (docs/memory.md "Static memory").
+// (docs/memory.md "Static memory"); `step` is live only during the optimizer step.
 struct StaticSplit {
   double weight = 0, grad = 0, optim = 0;
-  double total() const { return weight + grad + optim; }
+  double step = 0;  // fp32 copy of 16-bit main gradients, made in the optimizer step only
+  double resident() const { return weight + grad + optim; }
+  double total() const { return weight + grad + optim + step; }  // Megatron's table
 };
 StaticSplit static_bytes_per_param(int zero, double dr, bool fp32_grads);
+
+// Per-GPU workspace outside the training tensors (docs/memory.md "Workspace"): the CUDA context
+// and library workspaces (gpu.memory_reserved_gb) plus gpu.comm_buffer_gb per NCCL communicator
+// the candidate's ranks use. ChainCosts::extra_bytes is this figure.
+double workspace_bytes(const Problem&, const Candidate&);
 
 ChainCosts chain_costs(const Problem&, const Candidate&, const Links&);
 

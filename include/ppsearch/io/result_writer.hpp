@@ -33,6 +33,8 @@ struct ResultRow {
   double time_to_train_s;  // training.tokens / tokens_per_s
   double gpu_hours;        // gpus · time_to_train_s / 3600
   double cost;             // gpu_hours · cluster.price_per_gpu_hour
+  // Mixture of experts (docs/moe.md): expert-parallel and expert-tensor-parallel degrees.
+  std::int32_t ep, etp;
 };
 
 // One row of /stages.

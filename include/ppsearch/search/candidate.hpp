@@ -27,12 +27,16 @@ struct Candidate {
   // the first N layers of each stage (Megatron's --recompute-method block
   // --recompute-num-layers N); −1 = per stage the fewest layers that make it fit.
   std::int32_t recompute_num_layers = 0;
+  // Mixture of experts (docs/moe.md): expert-parallel and expert-tensor-parallel degrees (1 for
+  // a dense model); the experts fold over the same TP·CP·DP ranks as the attention.
+  std::int32_t ep = 1, etp = 1;
 };
 
 // Total order used as the tie-break everywhere (deterministic ranking).
 inline auto candidate_key(const Candidate& c) {
   return std::make_tuple(c.gpus, c.tp, c.pp, c.cp, c.dp, c.vpp, c.mbs, static_cast<int>(c.schedule),
-                         static_cast<int>(c.recompute), c.sp, c.zero, c.recompute_num_layers);
+                         static_cast<int>(c.recompute), c.sp, c.zero, c.recompute_num_layers, c.ep,
+                         c.etp);
 }
 inline bool key_less(const Candidate& a, const Candidate& b) {
   return candidate_key(a) < candidate_key(b);

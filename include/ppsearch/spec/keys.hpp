@@ -36,6 +36,7 @@ inline constexpr int kMaxGemmTile = 4096;          ///< GEMM output-tile side (t
 inline constexpr int kMaxListItems = 256;          ///< values in one search list (tp, mbs, …)
 inline constexpr int kMaxGpuCounts = 10000;        ///< GPU counts in search.gpus / one --gpus
 inline constexpr int kMaxCandidatesLimit = 1000000000;  ///< largest search.max_candidates
+inline constexpr int kMaxMoeExperts = 65536;  ///< routed experts (largest models: 256-384)
 ///@}
 
 /// \brief Value type of a configuration key, as written in a file.

@@ -44,6 +44,18 @@ struct ModelSpec {
   int seq_length = 0;       // s
   MlpKind mlp = MlpKind::kSwiGLU;
   bool tied_embeddings = false;
+  // Mixture of experts and multi-head latent attention (docs/moe.md); 0 = dense / plain attention.
+  int moe_experts = 0;                 // routed experts E (0 = dense model)
+  int moe_top_k = 0;                   // routed experts per token k
+  int moe_ffn_hidden_size = 0;         // width of one routed expert F_e (0 = ffn_hidden_size)
+  int moe_shared_experts = 0;          // shared experts run on every token
+  int moe_shared_ffn_hidden_size = 0;  // width of one shared expert (0 = moe_ffn_hidden_size)
+  int moe_first_dense_layers = 0;      // leading layers with a dense MLP of ffn_hidden_size
+  int mla_q_lora_rank = 0;             // MLA query compression rank (0 = plain q projection)
+  int mla_kv_lora_rank = 0;            // MLA key/value compression rank (0 = no MLA)
+  int mla_qk_rope_head_dim = 0;        // MLA decoupled RoPE width per head
+  int mla_qk_nope_head_dim = 0;        // MLA query/key width per head without RoPE
+  int mla_v_head_dim = 0;              // MLA value width per head
 };
 
 struct TrainingSpec {
@@ -66,6 +78,10 @@ struct TrainingSpec {
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
   // FP8 primary weights (Megatron --fp8-param-gather): the FP8 weight replaces the bf16 copy.
   bool fp8_param_gather = false;
+  // Mixture of experts (docs/moe.md).
+  double moe_load_imbalance = 1.0;  // tokens on the busiest expert rank / the mean (1 = balanced)
+  double moe_a2a_overlap = 0.0;     // fraction of the dispatch/combine all-to-all hidden
+  double moe_grouped_gemm_efficiency = 1.0;  // grouped expert GEMM throughput / dense GEMM's
 };
 
 struct GpuSpec {
@@ -127,6 +143,11 @@ struct SearchSpec {
   bool full_simulation = false;  // simulate every micro-batch instead of the periodic fast path
   // Sweep budget (search.max_candidates): a sweep with more candidates stops with exit 2.
   int max_candidates = 500000;
+  // Mixture of experts (docs/moe.md): expert-parallel and expert-tensor-parallel degrees.
+  std::vector<int> ep, etp;
+  // FSDP (ZeRO-2/3) together with pipeline parallelism, as torchtitan runs it (docs/moe.md
+  // "FSDP with TP and PP"); off = the rule zero23_needs_pp1 (Megatron, DeepSpeed).
+  bool fsdp_with_pp = false;
 };
 
 struct Problem {

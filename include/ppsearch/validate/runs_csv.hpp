@@ -71,8 +71,32 @@ inline constexpr std::array<const char*, 29> kRunsColumns = {
 ///        how the figure was read or converted; `split` fit or held-out (whether the calibration
 ///        constants of configs/ were fitted on the row); `stack` the training framework named by
 ///        the source; `precision` the training precision (bf16, fp16, fp8, ...).
-inline constexpr std::array<const char*, 6> kRunsOptionalColumns = {
-    "measured_peak_memory_gb", "memory_metric", "memory_derivation", "split", "stack", "precision",
+///        Mixture of experts (docs/moe.md, tests/validation/runs-moe.csv): `head_dim` (empty =
+///        hidden_size / attention_heads), the model.moe_* and model.mla_* keys of the same names
+///        (empty = 0), `ep` and `etp` (empty = 1) and `routing` (force-balanced, natural, ...).
+inline constexpr std::array<const char*, 21> kRunsOptionalColumns = {
+    "measured_peak_memory_gb",
+    "memory_metric",
+    "memory_derivation",
+    "split",
+    "stack",
+    "precision",
+    // Mixture of experts (docs/moe.md).
+    "head_dim",
+    "moe_experts",
+    "moe_top_k",
+    "moe_ffn_hidden_size",
+    "moe_shared_experts",
+    "moe_shared_ffn_hidden_size",
+    "moe_first_dense_layers",
+    "mla_q_lora_rank",
+    "mla_kv_lora_rank",
+    "mla_qk_rope_head_dim",
+    "mla_qk_nope_head_dim",
+    "mla_v_head_dim",
+    "ep",
+    "etp",
+    "routing",
 };
 
 /// \brief One checked row of a runs CSV. Integers that the source does not state are
@@ -111,6 +135,12 @@ struct RunRecord {
   std::string split;              ///< "fit", "held-out" or "" (not stated)
   std::string stack;              ///< training framework named by the source ("" = not stated)
   std::string precision;          ///< "bf16", "fp16", ... lower-case ("" = not stated)
+  // Mixture of experts (docs/moe.md): 0 = not stated (dense, plain attention); ep, etp 1.
+  int head_dim = 0, moe_experts = 0, moe_top_k = 0, moe_ffn_hidden_size = 0, moe_shared_experts = 0,
+      moe_shared_ffn_hidden_size = 0, moe_first_dense_layers = 0, mla_q_lora_rank = 0,
+      mla_kv_lora_rank = 0, mla_qk_rope_head_dim = 0, mla_qk_nope_head_dim = 0, mla_v_head_dim = 0;
+  int ep = 1, etp = 1;
+  std::string routing;  ///< "force-balanced", "natural", ... lower-case ("" = not stated)
 };
 
 /// \brief Parses and checks a whole runs CSV. Checks the header (every schema column of

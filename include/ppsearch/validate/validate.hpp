@@ -80,8 +80,12 @@ struct RunResult {
   double reported_mfu = std::numeric_limits<double>::quiet_NaN();   ///< as printed, 0–1
   double measured_mfu =
       std::numeric_limits<double>::quiet_NaN();  ///< row convention at the measured time, 0–1
-  double engine_mfu = std::numeric_limits<double>::quiet_NaN();      ///< the engine's own MFU
-  double peak_memory_gb = std::numeric_limits<double>::quiet_NaN();  ///< predicted, GB (1e9)
+  double engine_mfu = std::numeric_limits<double>::quiet_NaN();  ///< the engine's own MFU
+  /// Predicted peak memory per GPU in the row's memory_metric (metric_memory_bytes; the device
+  /// level when the row has none), GB (1e9).
+  double peak_memory_gb = std::numeric_limits<double>::quiet_NaN();
+  /// The engine's device-level peak of the same GPU (its memory_gb), GB (1e9).
+  double device_peak_memory_gb = std::numeric_limits<double>::quiet_NaN();
 
   /// The model judged that no configuration the row allows fits in memory: the published
   /// run's stated configuration is infeasible to the model (the feasibility rule).
@@ -93,6 +97,27 @@ struct RunResult {
   std::string memory_metric;  ///< allocated, reserved, device ("" = no memory figure)
   std::string split;          ///< the row's split column: fit, held-out or ""
 };
+
+/// \brief What a peak-memory metric counts, from the engine's device-level peak of one GPU
+///        (docs/memory.md "What a measured peak counts"). `device` (nvidia-smi) is the engine's
+///        figure itself. `allocated` (torch.cuda.max_memory_allocated) leaves out what is not
+///        allocated through PyTorch's caching allocator: the CUDA context and NCCL's buffers,
+///        i.e. the engine's workspace term, except the cuBLAS and Transformer Engine GEMM
+///        workspaces, which are caching-allocator tensors (kAllocatorLibraryBytes). `reserved`
+///        (torch.cuda.max_memory_reserved) is the allocated peak plus the caching allocator's
+///        fragmentation: allocated / (1 − kAllocatorFragmentation).
+/// \param workspace_bytes the engine's workspace term of that GPU (workspace_bytes())
+/// \return bytes; the device figure for an unknown metric
+double metric_memory_bytes(double device_bytes, double workspace_bytes, const std::string& metric);
+
+/// PyTorch's cuBLAS workspace (32 MiB on sm90+, CublasHandlePool.cpp: allocated with
+/// CUDACachingAllocator) and Transformer Engine's four 32 MiB cuBLAS workspaces (torch.empty in
+/// transformer_engine/pytorch/module/base.py get_workspace): 5 × 33,554,432 bytes.
+inline constexpr double kAllocatorLibraryBytes = 5 * 33554432.0;
+/// Fragmentation of PyTorch's caching allocator in LLM training, 1 − allocated/reserved at the
+/// peak: 15 % on average over eight LLMs on A100-80GB (Guo et al., "GMLake", ASPLOS'24, §6,
+/// which removes it).
+inline constexpr double kAllocatorFragmentation = 0.15;
 
 /// \brief A row that is not modelled, with its reason (and the measured figures it has).
 RunResult not_modelled(const RunRecord& run, const std::string& reason);
