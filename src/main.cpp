@@ -23,6 +23,7 @@
 #include "ppsearch/cost/precision.hpp"
 #include "ppsearch/io/config_file.hpp"
 #include "ppsearch/io/result_writer.hpp"
+#include "ppsearch/runtime/reevaluate.hpp"
 #include "ppsearch/runtime/run.hpp"
 #include "ppsearch/search/enumerate.hpp"
 #include "ppsearch/util/error.hpp"
@@ -68,6 +69,7 @@ struct Start {
   std::int32_t threads = 0;  // --threads, 0 = OMP_NUM_THREADS or the rank's cores
   std::uint8_t reference_partitioner = 0;
   std::uint8_t full_simulation = 0;
+  std::int32_t regret_clusters = 0;  // --regret-clusters: how many (docs/uncertainty.md)
 };
 
 // What the run is doing, for the message when memory runs out.
@@ -112,7 +114,8 @@ int run(Communicator& comm, int argc, char** argv, Activity& activity) {
                        ? make_hdf5_result_writer(req.output_path, req.overwrite)
                        : make_text_result_writer(
                              req.output_path, req.overwrite,
-                             req.format == "json" ? TextFormat::kJson : TextFormat::kCsv);
+                             req.format == "json" ? TextFormat::kJson : TextFormat::kCsv,
+                             !req.regret_labels.empty());
           start.code = -1;
         } catch (const OutputTargetError& e) {  // changed since the check just above
           std::cerr << "ppsearch: --output: " << e.what() << "\n";
@@ -126,6 +129,7 @@ int run(Communicator& comm, int argc, char** argv, Activity& activity) {
         start.threads = req.threads;  // 0 = each rank takes its own default
         start.reference_partitioner = req.problem.search.reference_partitioner;
         start.full_simulation = req.problem.search.full_simulation;
+        start.regret_clusters = static_cast<std::int32_t>(req.regret_labels.size());
         resolved = req.resolved_config;
       }
     }
@@ -134,6 +138,16 @@ int run(Communicator& comm, int argc, char** argv, Activity& activity) {
   if (start.code >= 0) return start.code;
   broadcast_string(comm, resolved, 0);
   Problem problem = root ? req.problem : problem_from_ini_text(resolved, "rank 0");
+  // --regret-clusters: every rank gets each cluster's label and problem (docs/uncertainty.md).
+  std::vector<RegretCluster> regret(static_cast<std::size_t>(start.regret_clusters));
+  for (std::size_t k = 0; k < regret.size(); ++k) {
+    std::string label = root ? req.regret_labels[k] : std::string();
+    std::string ini = root ? resolved_ini(req.regret_problems[k]) : std::string();
+    broadcast_string(comm, label, 0);
+    broadcast_string(comm, ini, 0);
+    regret[k].label = label;
+    regret[k].problem = root ? req.regret_problems[k] : problem_from_ini_text(ini, "rank 0");
+  }
 
   // Rank 0 enumerates; every rank receives the candidates.
   const auto t0 = std::chrono::steady_clock::now();
@@ -163,17 +177,25 @@ int run(Communicator& comm, int argc, char** argv, Activity& activity) {
   // rank 0 never holds every row. Time spent writing them is not search time (search_wall_s).
   double sink_s = 0;
   const bool sizing = problem.training.tokens > 0;  // else the sizing fields stay NaN
+  // Step-time bounds of each GPU count's first rows, filled as the rows pass to the file
+  // (docs/uncertainty.md); their time is reported apart, like the writing, not as search time.
+  std::unique_ptr<TopRowUncertainty> uncertainty;
+  std::int64_t sunk = 0;  // rows handed to the file so far
+  if (root)
+    uncertainty = std::make_unique<TopRowUncertainty>(problem, rc.eval, req.uncertainty_top);
   if (root)
     rc.sink = [&](const std::vector<ResultRow>& rows, const std::vector<StageRow>& stages) {
       const auto w0 = std::chrono::steady_clock::now();
-      if (sizing) {
+      if (sizing || uncertainty->wants(rows)) {
         std::vector<ResultRow> sized(rows);
-        add_training_cost(sized, problem);
+        if (sizing) add_training_cost(sized, problem);
+        uncertainty->annotate(sized, sunk);
         writer->write_candidates(sized);
       } else {
         writer->write_candidates(rows);
       }
       writer->write_stages(stages);
+      sunk += static_cast<std::int64_t>(rows.size());
       sink_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
     };
   SearchOutput out;
@@ -197,10 +219,30 @@ int run(Communicator& comm, int argc, char** argv, Activity& activity) {
     writer.reset();  // removes the temporary file: nothing is written
     return comm.allreduce_max(code);
   }
+  // --regret-clusters: each cluster searched (by every rank), its best run on every other.
+  std::vector<RegretRow> regret_rows;
+  if (!regret.empty()) {
+    activity.what = "searching the --regret-clusters";
+    RunConfig regret_rc = rc;
+    regret_rc.sink = nullptr;
+    regret_rc.progress = nullptr;
+    try {
+      regret_rows = run_regret(regret, comm, regret_rc);
+    } catch (const SearchFailed& e) {  // rank 0 only; every rank has stopped
+      std::cerr << "ppsearch: " << e.what() << "\n";
+      code = e.exit_code();
+    }
+    if (code != 0) {
+      writer.reset();
+      return comm.allreduce_max(code);
+    }
+  }
 
   if (root) {
     add_training_cost(out.top, problem);
     add_training_cost(out.best, problem);
+    uncertainty->fill_top(out.top);
+    uncertainty->fill_best(out.best);
     activity.what = "writing the results";
     ResultMeta meta;
     meta.ppsearch_version = PPSEARCH_VERSION;
@@ -220,6 +262,8 @@ int run(Communicator& comm, int argc, char** argv, Activity& activity) {
     meta.mfu_basis = mfu_basis(problem);
     try {
       writer->write_best(out.best);
+      writer->write_regret(regret_rows);
+      writer->write_uncertainty(uncertainty->table(), uncertainty->robust());
       writer->commit(meta);
       writer.reset();
     } catch (const OutputTargetError& e) {  // the output name changed during the search
@@ -229,7 +273,8 @@ int run(Communicator& comm, int argc, char** argv, Activity& activity) {
       std::cerr << "ppsearch: " << e.what() << "\n";
       code = static_cast<int>(ExitCode::kOutput);
     }
-    if (!req.quiet) print_report(std::cout, problem, req, en, out, meta);
+    if (!req.quiet) print_report(std::cout, problem, req, en, out, meta, uncertainty.get());
+    if (!req.quiet && !regret.empty()) print_regret(std::cout, regret_rows);
     if (req.emit) print_emitted(std::cout, problem, req, out);
     if (code == 0)
       code = explain_best(std::cout, std::cerr, problem, req, en, out, start.full_simulation);

@@ -11,6 +11,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "ppsearch/io/config_file.hpp"
 #include "ppsearch/io/result_writer.hpp"
 #include "ppsearch/io/runs_writer.hpp"
+#include "ppsearch/spec/stacks.hpp"
 #include "ppsearch/util/error.hpp"
 #include "ppsearch/validate/validate.hpp"
 
@@ -143,9 +145,9 @@ struct LoadedPreset {
   Problem problem;
   std::string error;
 };
-// Keyed by (cluster preset, GPU count): rows that share both share the loaded problem, so
+// Keyed by (cluster preset, GPU count, stack): rows that share them share the loaded problem, so
 // that the presets are parsed once per key rather than once per row.
-using PresetCache = std::map<std::pair<std::string, int>, LoadedPreset>;
+using PresetCache = std::map<std::tuple<std::string, int, std::string>, LoadedPreset>;
 
 RunResult model_row(const RunRecord& run, const std::vector<std::string>& sets,
                     PresetCache* cache) {
@@ -154,12 +156,18 @@ RunResult model_row(const RunRecord& run, const std::vector<std::string>& sets,
   const GpuMapping gpu = map_gpu(run.gpu);
   // Presets through the configuration loader, so that every calibration constant comes from
   // configs/. The model preset is a placeholder: apply_run_to_problem replaces the whole model.
-  const auto key = std::make_pair(std::string(gpu.cluster_preset), run.gpus);
+  // The row's software stack (docs/step-time.md "Software stacks"): a profile name or the
+  // CSV's older names; empty = the default profile.
+  const StackProfile* stack = find_stack(run.stack.empty() ? kDefaultStack : run.stack);
+  if (!stack) return not_modelled(run, "unknown stack '" + run.stack + "'");
+  const auto key =
+      std::make_tuple(std::string(gpu.cluster_preset), run.gpus, std::string(stack->name));
   auto it = cache->find(key);
   if (it == cache->end()) {
     LoadRequest req;
     req.cluster = gpu.cluster_preset;
-    req.sets = {"search.gpus=" + std::to_string(run.gpus)};
+    req.sets = {"search.gpus=" + std::to_string(run.gpus),
+                "training.stack=" + std::string(stack->name)};
     req.sets.insert(req.sets.end(), sets.begin(), sets.end());
     LoadedPreset loaded;
     try {

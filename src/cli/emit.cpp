@@ -6,6 +6,7 @@
 // tests/emit/*.txt hold the accepted names read from those files; tests/cli/test_emit.cpp checks
 // every name emitted here against them.
 #include "ppsearch/cli/emit.hpp"
+#include "ppsearch/cost/moe.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -225,6 +226,41 @@ FullRecompute full_recompute(const ResultRow& r, const std::vector<std::int64_t>
   return f;
 }
 
+// Mixture of experts and MLA (docs/moe.md): Megatron-LM's MoE and MLA arguments, and the
+// recompute modules ppsearch's selective recomputation means for such a model.
+void megatron_moe_flags(Builder& b, const ModelSpec& m, const ResultRow& r) {
+  if (is_mla(m)) {
+    b.flag("--multi-latent-attention");
+    if (m.mla_q_lora_rank > 0) b.flag("--q-lora-rank", m.mla_q_lora_rank);
+    b.flag("--kv-lora-rank", m.mla_kv_lora_rank);
+    b.flag("--qk-head-dim", m.mla_qk_nope_head_dim);
+    b.flag("--qk-pos-emb-head-dim", m.mla_qk_rope_head_dim);
+    b.flag("--v-head-dim", m.mla_v_head_dim);
+  }
+  if (is_moe(m)) {
+    b.flag("--num-experts", m.moe_experts);
+    b.flag("--moe-router-topk", m.moe_top_k);
+    b.flag("--moe-ffn-hidden-size", static_cast<long long>(expert_ffn(m)));
+    if (m.moe_shared_experts > 0)
+      b.flag("--moe-shared-expert-intermediate-size",
+             static_cast<long long>(m.moe_shared_experts * shared_expert_ffn(m)));
+    const int dense = dense_layer_count(m);
+    if (dense > 0)
+      b.flag("--moe-layer-freq", "\"([0]*" + std::to_string(dense) + "+[1]*" +
+                                     std::to_string(m.layers - dense) + ")\"");
+    b.flag("--moe-grouped-gemm");
+    b.flag("--moe-token-dispatcher-type", "alltoall");
+    b.flag("--expert-model-parallel-size", std::max(1, r.ep));
+    b.flag("--expert-tensor-parallel-size", std::max(1, r.etp));
+  }
+  if (recompute_of(r) == Recompute::kSelective && (is_moe(m) || is_mla(m))) {
+    std::string modules = "core_attn";
+    if (is_mla(m)) modules += " mla_up_proj";
+    if (is_moe(m)) modules += " moe_act";
+    b.flag("--recompute-modules", modules);
+  }
+}
+
 LaunchConfig megatron(const Problem& p, const ResultRow& r,
                       const std::vector<std::pair<int, int>>& st,
                       const std::vector<std::int64_t>& recomputed) {
@@ -299,6 +335,7 @@ LaunchConfig megatron(const Problem& p, const ResultRow& r,
       break;
     }
   }
+  megatron_moe_flags(b, m, r);  // mixture of experts / MLA (docs/moe.md)
   if (r.zero_stage == 1) b.flag("--use-distributed-optimizer");
   // The overlap the cost model assumes (evaluate.cpp: training.overlap_grad_reduce,
   // training.overlap_param_gather; items.cpp: cluster.tp_comm_overlap).
@@ -366,6 +403,10 @@ LaunchConfig nemo(const Problem& p, const ResultRow& r, const std::vector<std::p
   if (pipelined(r) && !even_split(st, m.layers, r.pp * r.vpp))
     b.flag("model.pipeline_model_parallel_layout", "\"" + megatron_layout(st, m.layers) + "\"");
   b.flag("model.context_parallel_size", std::to_string(r.cp));
+  if (is_moe(m)) {  // mixture of experts (docs/moe.md): the model's MoE settings are its recipe's
+    b.flag("model.expert_model_parallel_size", std::to_string(std::max(1, r.ep)));
+    b.flag("model.expert_tensor_parallel_size", std::to_string(std::max(1, r.etp)));
+  }
   b.flag("model.sequence_parallel", tf(r.sequence_parallel && r.tp > 1));
   switch (recompute_of(r)) {
     case Recompute::kNone:
@@ -474,6 +515,13 @@ LaunchConfig torchtitan(const Problem& p, const ResultRow& r,
     b.word(r.sequence_parallel ? "--parallelism.enable_sequence_parallel"
                                : "--parallelism.no-enable_sequence_parallel");
   b.flag("--parallelism.context_parallel_degree", r.cp);
+  if (is_moe(m)) {  // mixture of experts (docs/moe.md)
+    b.flag("--parallelism.expert_parallel_degree", std::max(1, r.ep));
+    b.flag("--parallelism.expert_tensor_parallel_degree", std::max(1, r.etp));
+    b.approx(
+        "torchtitan's expert parallelism borrows its ranks from data and context parallelism, "
+        "ppsearch modelled Megatron-Core's folding over TP x CP x DP");
+  }
   b.flag("--parallelism.pipeline_parallel_degree", r.pp);
   if (pipelined(r)) {
     b.flag("--parallelism.pipeline_parallel_schedule", schedule_name);

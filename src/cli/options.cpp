@@ -81,6 +81,10 @@ constexpr KeyOption kKeyOptions[] = {
     // Mixture of experts (docs/moe.md).
     {"ep", "search.ep", "LIST", "expert-parallel degrees (MoE models), a comma list or auto"},
     {"etp", "search.etp", "LIST", "expert-tensor-parallel degrees (MoE models), or auto (= 1)"},
+    // Software-stack profile (docs/step-time.md).
+    {"stack", "training.stack", "NAME",
+     "software stack whose overlaps and fusions the step time assumes (= --set "
+     "training.stack=NAME): megatron-2021, nemo-24.x, nemo-25.x (default), torchtitan-2024, tuned"},
 };
 
 std::string join(const std::vector<std::string>& items, const char* sep) {
@@ -135,6 +139,13 @@ po::options_description visible_options() {
   add("gantt", po::bool_switch(), "print the best row's schedule as a text Gantt");
   add("trace", text("FILE.json"),
       "write the best row's simulated schedule as Chrome-trace / Perfetto JSON");
+  // Re-evaluation of chosen rows (docs/uncertainty.md).
+  add("uncertainty-top", text("N"),
+      "rows per GPU count re-evaluated with every calibration constant at the ends of its "
+      "range, for step-time bounds and a robust winner (default 10, 0 = off, at most 1000)");
+  add("regret-clusters", text("A,B,..."),
+      "cluster presets or INI files: search each, run each one's best configuration on every "
+      "other and report the regret matrix (/regret)");
   add("print-config", po::bool_switch(), "print the resolved configuration (INI) and exit");
   add("help-config", po::bool_switch(), "print every configuration key and exit");
   add("help,h", po::bool_switch(), "print this help and exit");
@@ -250,6 +261,79 @@ std::optional<ConfigIssue> resolve_output_format(bool output_given, const std::s
   // looked at the output target, whose problems (a device, a FIFO, a folder) come first.
   req->format = format_from_extension(req->output_path);
   return std::nullopt;
+}
+
+// --regret-clusters A,B,...: the same model, GPU counts, training and search on each cluster
+// (docs/uncertainty.md "Cross-topology regret"). Every issue names the option and the value.
+std::vector<ConfigIssue> load_regret_clusters(const std::string& list, const LoadRequest& load,
+                                              RunRequest* req) {
+  const char* const kOption = "--regret-clusters";
+  std::vector<ConfigIssue> issues;
+  std::vector<std::string> names;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = list.find(',', start);
+    names.push_back(
+        trim(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  const std::string allowed_list = "a comma list of at least two cluster presets (" +
+                                   join(preset_names("clusters"), ", ") + ") or cluster INI files";
+  if (names.size() < 2) return {ConfigIssue{kOption, "", list, allowed_list}};
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string& name = names[i];
+    if (name.empty()) {
+      issues.push_back(ConfigIssue{kOption, "", list, allowed_list + ", without empty items"});
+      continue;
+    }
+    if (std::find(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(i), name) !=
+        names.begin() + static_cast<std::ptrdiff_t>(i)) {
+      issues.push_back(ConfigIssue{kOption, "", name, "each cluster once"});
+      continue;
+    }
+    if (is_preset_name(name) && find_preset("clusters", name) == nullptr) {
+      issues.push_back(ConfigIssue{kOption, "", name,
+                                   "unknown cluster preset; one of " +
+                                       join(preset_names("clusters"), ", ") +
+                                       ", or a path to a cluster INI file"});
+      continue;
+    }
+    LoadRequest l = load;
+    l.cluster = name;
+    LoadedConfig loaded = collect_configuration(l);
+    auto prefixed = [&](ConfigIssue issue) {
+      issue.source = std::string(kOption) + " " + name + ": " + issue.source;
+      return issue;
+    };
+    if (!loaded.issues.empty()) {
+      for (const ConfigIssue& is : loaded.issues) issues.push_back(prefixed(is));
+      continue;
+    }
+    loaded.problem.gpus = req->problem.gpus;  // the same GPU counts as the main search
+    loaded.sources["search.gpus"] = "--gpus";
+    try {
+      Problem p = finish_configuration(std::move(loaded));
+      if (auto issue = budget_issue(p, "(default)")) {
+        issues.push_back(prefixed(*issue));
+        continue;
+      }
+      req->regret_labels.push_back(config_label(name));
+      req->regret_problems.push_back(std::move(p));
+    } catch (const ConfigError& e) {
+      for (const ConfigIssue& is : e.issues()) issues.push_back(prefixed(is));
+    }
+  }
+  for (std::size_t i = 0; i < req->regret_labels.size() && issues.empty(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (req->regret_labels[i] == req->regret_labels[j])
+        issues.push_back(ConfigIssue{kOption, "", req->regret_labels[i],
+                                     "clusters whose labels (file names) differ"});
+  if (!issues.empty()) {
+    req->regret_labels.clear();
+    req->regret_problems.clear();
+  }
+  return issues;
 }
 
 }  // namespace
@@ -452,6 +536,15 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
       req.top = static_cast<int>(v);
     }
   }
+  if (vm.count("uncertainty-top") != 0U) {
+    long long v = 0;
+    if (!parse_int(trim(text("uncertainty-top")), &v) || v < 0 || v > 1000) {
+      issues.push_back(
+          ConfigIssue{"--uncertainty-top", "", text("uncertainty-top"), "an integer in [0, 1000]"});
+    } else {
+      req.uncertainty_top = static_cast<int>(v);
+    }
+  }
   if (vm.count("threads") != 0U) {
     long long v = 0;
     if (!parse_int(trim(text("threads")), &v) || v < 1 || v > 4096) {
@@ -528,6 +621,10 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
   req.resolved_config = resolved_ini(req.problem);
   if (flag("print-config")) return exit_with(ExitCode::kOk, req.resolved_config);
   if (auto issue = budget_issue(req.problem, budget_source)) return usage_error({*issue});
+  if (vm.count("regret-clusters") != 0U) {
+    std::vector<ConfigIssue> regret = load_regret_clusters(text("regret-clusters"), load, &req);
+    if (!regret.empty()) return usage_error(regret);
+  }
 
   req.model_name = config_label(load.model);
   req.cluster_name = config_label(load.cluster);

@@ -1,5 +1,6 @@
 #include "ppsearch/cli/report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -132,8 +133,166 @@ std::string reason_summary(const SearchOutput& out) {
   return s;
 }
 
+// ---- Uncertainty and regret (docs/uncertainty.md) ------------------------------------------
+
+namespace {
+
+std::string knobs_text(std::int32_t tp, std::int32_t pp, std::int32_t cp, std::int32_t dp,
+                       std::int32_t vpp, std::int32_t mbs, const std::string& schedule,
+                       const std::string& recompute, int sp, int zero) {
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "tp %d pp %d cp %d dp %d vpp %d mbs %d %s recompute %s sp %s "
+                "zero %d",
+                tp, pp, cp, dp, vpp, mbs, schedule.c_str(), recompute.c_str(), sp ? "on" : "off",
+                zero);
+  return line;
+}
+
+// The bounds of the printed leaders (their /candidates index is their position in out.top),
+// the statement about the top three and the robust winner of each GPU count.
+void print_uncertainty(std::ostream& os, const SearchOutput& out,
+                       const std::vector<std::size_t>& leaders, const TopRowUncertainty& u) {
+  if (u.top_n() <= 0 || out.top.empty() || !out.top.front().feasible) return;
+  const ResultRow& best = out.top.front();
+  if (!std::isfinite(best.iteration_time_lo_s)) return;
+  os << "\nuncertainty: each calibration constant varied over its range (docs/uncertainty.md), "
+     << u.variations() << " re-evaluations per row for the first " << u.top_n()
+     << " rows of each GPU count\n";
+  os << "  recommendation (rank 1): " << fmt("%.3f", best.iteration_time_s) << " s/step, "
+     << fmt("%.3f", best.iteration_time_lo_s) << " to " << fmt("%.3f", best.iteration_time_hi_s)
+     << " s (" << fmt("%+.1f", 100 * (best.iteration_time_lo_s / best.iteration_time_s - 1))
+     << " % / " << fmt("%+.1f", 100 * (best.iteration_time_hi_s / best.iteration_time_s - 1))
+     << " %)\n";
+  // The printed leaders of the first GPU count with bounds, in rank order.
+  std::vector<double> lo, hi;
+  std::vector<int> shown;
+  for (std::size_t k = 0; k < leaders.size() && lo.size() < 3; ++k) {
+    const ResultRow& r = out.top[leaders[k]];
+    if (!r.feasible || r.gpus != best.gpus || !std::isfinite(r.iteration_time_lo_s)) break;
+    lo.push_back(r.iteration_time_lo_s);
+    hi.push_back(r.iteration_time_hi_s);
+    shown.push_back(static_cast<int>(k) + 1);
+  }
+  for (std::size_t k = 1; k < lo.size(); ++k)
+    os << "  rank " << shown[k] << ": " << fmt("%.3f", out.top[leaders[k]].iteration_time_s)
+       << " s/step, " << fmt("%.3f", lo[k]) << " to " << fmt("%.3f", hi[k]) << " s\n";
+  if (top_within_uncertainty(lo, hi, 3)) {
+    os << "  the top 3 differ by less than the model's uncertainty (their ranges overlap)\n";
+  } else if (top_within_uncertainty(lo, hi, 2)) {
+    os << "  the top 2 differ by less than the model's uncertainty (their ranges overlap)\n";
+  } else if (lo.size() >= 2) {
+    os << "  rank 1 stays ahead of rank 2 across the uncertainty\n";
+  }
+  // How the ranking moves: under how many variations the best row stays first.
+  const std::vector<UncertaintyRow> table = u.table();
+  int first = 0;
+  int total = 0;
+  for (const UncertaintyRow& t : table)
+    if (t.candidate == 0) {
+      ++total;
+      first += t.rank == 1 ? 1 : 0;
+    }
+  if (total > 0)
+    os << "  rank 1 stays fastest under " << first << " of " << total
+       << " single-constant variations\n";
+  for (const RobustRow& r : u.robust()) {
+    if (r.candidate < 0 || r.candidate >= static_cast<std::int64_t>(out.top.size())) continue;
+    const ResultRow& w = out.top[static_cast<std::size_t>(r.candidate)];
+    // Named by its line in the table above when it leads one, else by its /candidates index.
+    std::string which = "row " + std::to_string(r.candidate) + " of /candidates (0-based)";
+    for (std::size_t k = 0; k < leaders.size(); ++k)
+      if (static_cast<std::int64_t>(leaders[k]) == r.candidate)
+        which = "rank " + std::to_string(k + 1) + " of the table";
+    if (r.candidate == r.best_candidate) which = "the recommendation itself";
+    os << "  robust winner (smallest worst case) on " << r.gpus << " GPUs: " << which << ", "
+       << knobs_text(
+              w.tp, w.pp, w.cp, w.dp, w.vpp, w.mbs, to_string(static_cast<Schedule>(w.schedule)),
+              to_string(static_cast<Recompute>(w.recompute)), w.sequence_parallel, w.zero_stage)
+       << ": " << fmt("%.3f", r.iteration_time_s) << " s/step, at worst "
+       << fmt("%.3f", r.iteration_time_hi_s) << " s\n";
+  }
+}
+
+}  // namespace
+
+void print_regret(std::ostream& os, const std::vector<RegretRow>& rows) {
+  // Labels in their first order; rows are tuned_on major, run_on minor per GPU count.
+  std::vector<std::string> labels;
+  for (const RegretRow& r : rows)
+    if (std::find(labels.begin(), labels.end(), r.run_on) == labels.end())
+      labels.push_back(r.run_on);
+  std::size_t width = 12;
+  for (const std::string& l : labels) width = std::max(width, l.size() + 1);
+  std::vector<std::int32_t> counts;
+  for (const RegretRow& r : rows)
+    if (std::find(counts.begin(), counts.end(), r.gpus) == counts.end()) counts.push_back(r.gpus);
+  for (const std::int32_t g : counts) {
+    os << "\ncross-topology regret on " << g
+       << " GPUs: step time in s (regret % against the run-on cluster's own best) of each "
+          "cluster's best configuration (rows) run on each cluster (columns)\n";
+    auto pad = [&](const std::string& t) {
+      return t + std::string(width > t.size() ? width - t.size() : 1, ' ');
+    };
+    os << pad("tuned on") << "  ";
+    for (const std::string& l : labels) os << pad(l) << " ";
+    os << "worst\n";
+    int infeasible = 0;
+    const RegretRow* robust = nullptr;
+    for (const std::string& t : labels) {
+      os << pad(t) << "  ";
+      double worst = 0;
+      for (const std::string& l : labels) {
+        const RegretRow* c = nullptr;
+        for (const RegretRow& r : rows)
+          if (r.gpus == g && r.tuned_on == t && r.run_on == l) c = &r;
+        std::string cell = "-";
+        if (c != nullptr) {
+          worst = c->worst_regret_pct;
+          if (c->robust) robust = c;
+          if (!c->feasible) {
+            ++infeasible;
+            cell = "infeasible";
+          } else if (std::isnan(c->regret_pct)) {
+            cell = fmt("%.3f", c->iteration_time_s);
+          } else {
+            cell = fmt("%.3f", c->iteration_time_s) + " (" + fmt("%.1f", c->regret_pct) + ")";
+          }
+        }
+        os << pad(cell) << " ";
+      }
+      os << (std::isfinite(worst) ? fmt("%.1f %%", worst) : std::string("does not run everywhere"))
+         << "\n";
+    }
+    os << "best configuration of each cluster:\n";
+    for (const RegretRow& r : rows)
+      if (r.gpus == g && r.tuned_on == r.run_on)
+        os << "  " << pad(r.tuned_on)
+           << knobs_text(r.tp, r.pp, r.cp, r.dp, r.vpp, r.mbs, r.schedule, r.recompute,
+                         r.sequence_parallel, r.zero_stage)
+           << (r.ep > 1 || r.etp > 1
+                   ? " ep " + std::to_string(r.ep) + " etp " + std::to_string(r.etp)
+                   : std::string())
+           << "\n";
+    if (infeasible > 0) {
+      os << infeasible << " pairing(s) do not run on the run-on cluster:";
+      for (const RegretRow& r : rows)
+        if (r.gpus == g && !r.feasible)
+          os << " " << r.tuned_on << " on " << r.run_on << " (" << r.infeasible_reason << ");";
+      os << "\n";
+    }
+    if (robust != nullptr)
+      os << "robust: " << robust->tuned_on << "'s configuration, at worst "
+         << fmt("%.1f", robust->worst_regret_pct) << " % slower than the best on any of these "
+         << "clusters\n";
+    else
+      os << "robust: none of these configurations runs on every cluster\n";
+  }
+}
+
 void print_report(std::ostream& os, const Problem& problem, const RunRequest& req,
-                  const Enumeration& en, const SearchOutput& out, const ResultMeta& meta) {
+                  const Enumeration& en, const SearchOutput& out, const ResultMeta& meta,
+                  const TopRowUncertainty* uncertainty) {
   os << "ppsearch " << meta.ppsearch_version << ": " << problem.model.name << " on "
      << problem.cluster.name << " (" << problem.gpu.name << "), global batch "
      << problem.training.global_batch_size << " × " << problem.model.seq_length << " tokens\n";
@@ -213,6 +372,7 @@ void print_report(std::ostream& os, const Problem& problem, const RunRequest& re
   if (folded_any)
     os << "same: further rows within 0.1 % in step time and memory, folded into the line (every "
           "row is in the results file)\n";
+  if (uncertainty != nullptr) print_uncertainty(os, out, leaders, *uncertainty);
   // The best row as Megatron-LM takes it: every flag the row depends on (emit.hpp).
   if (!out.top.empty() && out.top.front().feasible)
     print_best_launch(os, problem, out.top.front(), out.first_stages);

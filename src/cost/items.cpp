@@ -274,6 +274,16 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     L.cp_comm_s = cp_fwd + cp_bwd + (c.recompute == Recompute::kFull ? cp_fwd : 0.0);
     // Full recomputation replays the forward's collectives once more.
     L.tp_total_s = tp_all + (c.recompute == Recompute::kFull ? tp_all_fwd : 0.0);
+    // Hooks for the TP overlap charge in evaluate() (docs/step-time.md).
+    {
+      const bool full = c.recompute == Recompute::kFull;
+      L.gemm_fwd_s = g_fwd;
+      L.gemm_bwd_s = g_dgrad + g_wgrad + (full ? g_fwd : 0.0);
+      L.tp_fwd_s = tp_fwd;
+      L.tp_bwd_s = tp_bwd + (full ? tp_fwd : 0.0);
+      L.tp_fwd_total_s = tp_all_fwd;
+      L.tp_bwd_total_s = tp_all - tp_all_fwd + (full ? tp_all_fwd : 0.0);
+    }
     L.cp_total_s = cp_all + (c.recompute == Recompute::kFull ? cp_all / 3.0 : 0.0);
 
     // Parameters: TP-sharded matrices + replicated norms (§4.1).

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <limits>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -26,6 +27,7 @@
 #include "ppsearch/io/presets.hpp"
 #include "ppsearch/spec/check.hpp"
 #include "ppsearch/spec/keys.hpp"
+#include "ppsearch/spec/stacks.hpp"
 #include "ppsearch/util/error.hpp"
 
 namespace po = boost::program_options;
@@ -401,6 +403,12 @@ LoadedConfig collect_configuration(const LoadRequest& request) {
     } else {
       out.sources[o.key] = o.source;
     }
+  }
+  // Software-stack profile (docs/step-time.md): the stack's keys that nothing above set.
+  {
+    std::set<std::string> given;
+    for (const auto& kv : out.sources) given.insert(kv.first);
+    apply_stack(&out.problem, given);  // an unknown name was refused by training.stack's parser
   }
   return out;
 }

@@ -137,7 +137,7 @@ StoredRow read_result_row(const std::string& path, std::int64_t index) {
     fail(path, "row " + std::to_string(index) + " does not exist (/candidates has " +
                    std::to_string(out.candidate_count) + " rows: 0.." +
                    std::to_string(out.candidate_count - 1) + ")");
-  const std::vector<Member> row_members = {
+  std::vector<Member> row_members = {
       PPSEARCH_MEMBER(ResultRow, gpus),
       PPSEARCH_MEMBER(ResultRow, tp),
       PPSEARCH_MEMBER(ResultRow, pp),
@@ -171,6 +171,11 @@ StoredRow read_result_row(const std::string& path, std::int64_t index) {
       PPSEARCH_MEMBER(ResultRow, worst_rank),
       PPSEARCH_MEMBER(ResultRow, recompute_num_layers),
   };
+  // Mixture of experts (docs/moe.md): ep and etp when the file has them (older files: dense).
+  if (H5Tget_member_index(*ctype, "ep") >= 0 && H5Tget_member_index(*ctype, "etp") >= 0) {
+    row_members.push_back(PPSEARCH_MEMBER(ResultRow, ep));
+    row_members.push_back(PPSEARCH_MEMBER(ResultRow, etp));
+  }
   Id rmem = memory_type(*ctype, sizeof(ResultRow), row_members, path, "/candidates");
   if (!read_rows(*cand, *rmem, static_cast<hsize_t>(index), 1, &out.row))
     fail(path, "cannot read row " + std::to_string(index) + " of /candidates");

@@ -254,10 +254,26 @@ void check_rows(const std::vector<ResultRow>& rows, const char* dataset, std::ui
 std::vector<ResultRow> prepare_rows(const ResultRow* rows, std::size_t n) {
   std::vector<ResultRow> out(rows, rows + n);
   for (ResultRow& r : out) {
-    for (double* d : {&r.iteration_time_s, &r.mfu, &r.hfu, &r.tflops_per_gpu, &r.tokens_per_s,
-                      &r.bubble_fraction, &r.peak_memory_gb, &r.compute_s, &r.tp_comm_s,
-                      &r.cp_comm_s, &r.pp_comm_s, &r.dp_comm_s, &r.pipeline_s, &r.optimizer_s,
-                      &r.needed_memory_gb, &r.time_to_train_s, &r.gpu_hours, &r.cost}) {
+    for (double* d : {&r.iteration_time_s,
+                      &r.mfu,
+                      &r.hfu,
+                      &r.tflops_per_gpu,
+                      &r.tokens_per_s,
+                      &r.bubble_fraction,
+                      &r.peak_memory_gb,
+                      &r.compute_s,
+                      &r.tp_comm_s,
+                      &r.cp_comm_s,
+                      &r.pp_comm_s,
+                      &r.dp_comm_s,
+                      &r.pipeline_s,
+                      &r.optimizer_s,
+                      &r.needed_memory_gb,
+                      &r.time_to_train_s,
+                      &r.gpu_hours,
+                      &r.cost,
+                      &r.iteration_time_lo_s,
+                      &r.iteration_time_hi_s}) {
       *d = canonical(*d);
     }
   }
@@ -719,6 +735,100 @@ Handle sink_fapl(SinkState* state, const std::string& path) {
 
 // ---------------------------------------------------------------------------------------------
 
+// ---- /regret, /uncertainty, /robust (docs/uncertainty.md) ------------------------------------
+// Small tables with text columns, written once at commit: every column gets an 8-byte slot in
+// memory (strings as char*, variable-length UTF-8 in the file); the file type is packed.
+Handle small_member_type(SmallKind kind, bool file, const std::string& path) {
+  switch (kind) {
+    case SmallKind::kStr: {
+      Handle t = make_type(H5Tcopy(H5T_C_S1), path, "string type");
+      check_status(H5Tset_size(t.get(), H5T_VARIABLE), path, "string type size");
+      check_status(H5Tset_cset(t.get(), H5T_CSET_UTF8), path, "string type character set");
+      return t;
+    }
+    case SmallKind::kU8:
+      return make_type(H5Tcopy(file ? H5T_STD_U8LE : H5T_NATIVE_UINT8), path, "uint8 type");
+    case SmallKind::kI8:
+      return make_type(H5Tcopy(file ? H5T_STD_I8LE : H5T_NATIVE_INT8), path, "int8 type");
+    case SmallKind::kI32:
+      return make_type(H5Tcopy(file ? H5T_STD_I32LE : H5T_NATIVE_INT32), path, "int32 type");
+    case SmallKind::kI64:
+      return make_type(H5Tcopy(file ? H5T_STD_I64LE : H5T_NATIVE_INT64), path, "int64 type");
+    case SmallKind::kF64:
+      return make_type(H5Tcopy(file ? H5T_IEEE_F64LE : H5T_NATIVE_DOUBLE), path, "float64 type");
+  }
+  throw std::logic_error("unknown small-table column kind");
+}
+
+template <std::size_t N, typename Row>
+void write_small_table(hid_t file, const char* name, const SmallColumn (&cols)[N],
+                       const std::vector<Row>& rows, const std::string& path) {
+  constexpr std::size_t kSlot = 8;
+  static_assert(sizeof(const char*) <= kSlot);
+  const std::string what = std::string("writing /") + name;
+  Handle mem_type = make_type(H5Tcreate(H5T_COMPOUND, kSlot * N), path, what.c_str());
+  Handle file_type = make_type(H5Tcreate(H5T_COMPOUND, kSlot * N), path, what.c_str());
+  for (std::size_t c = 0; c < N; ++c) {
+    Handle m = small_member_type(cols[c].kind, false, path);
+    Handle f = small_member_type(cols[c].kind, true, path);
+    check_status(H5Tinsert(mem_type.get(), cols[c].name, kSlot * c, m.get()), path, what.c_str());
+    check_status(H5Tinsert(file_type.get(), cols[c].name, kSlot * c, f.get()), path, what.c_str());
+  }
+  check_status(H5Tpack(file_type.get()), path, what.c_str());
+  std::vector<std::vector<SmallValue>> values;
+  values.reserve(rows.size());
+  for (const Row& r : rows) values.push_back(small_values(r));
+  std::vector<unsigned char> buf(kSlot * N * rows.size(), 0);
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    for (std::size_t c = 0; c < N; ++c) {
+      unsigned char* p = buf.data() + kSlot * (N * i + c);
+      const SmallValue& v = values[i][c];
+      switch (cols[c].kind) {
+        case SmallKind::kStr: {
+          const char* text = v.s.c_str();
+          std::memcpy(p, &text, sizeof text);
+          break;
+        }
+        case SmallKind::kU8: {
+          const auto x = static_cast<std::uint8_t>(v.i);
+          std::memcpy(p, &x, sizeof x);
+          break;
+        }
+        case SmallKind::kI8: {
+          const auto x = static_cast<std::int8_t>(v.i);
+          std::memcpy(p, &x, sizeof x);
+          break;
+        }
+        case SmallKind::kI32: {
+          const auto x = static_cast<std::int32_t>(v.i);
+          std::memcpy(p, &x, sizeof x);
+          break;
+        }
+        case SmallKind::kI64: {
+          const std::int64_t x = v.i;
+          std::memcpy(p, &x, sizeof x);
+          break;
+        }
+        case SmallKind::kF64: {
+          const double x = canonical(v.f);
+          std::memcpy(p, &x, sizeof x);
+          break;
+        }
+      }
+    }
+  const hsize_t dims[1] = {static_cast<hsize_t>(rows.size())};
+  Handle space(check_id(H5Screate_simple(1, dims, nullptr), path, what.c_str()), H5Sclose);
+  Handle dcpl(check_id(H5Pcreate(H5P_DATASET_CREATE), path, what.c_str()), H5Pclose);
+  check_status(H5Pset_obj_track_times(dcpl.get(), 0), path, what.c_str());
+  Handle dset(check_id(H5Dcreate2(file, name, file_type.get(), space.get(), H5P_DEFAULT, dcpl.get(),
+                                  H5P_DEFAULT),
+                       path, what.c_str()),
+              H5Dclose);
+  if (!rows.empty())
+    check_status(H5Dwrite(dset.get(), mem_type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()),
+                 path, what.c_str());
+}
+
 class Hdf5ResultWriter final : public ResultWriter {
  public:
   Hdf5ResultWriter(std::string path, bool overwrite);
@@ -727,6 +837,12 @@ class Hdf5ResultWriter final : public ResultWriter {
   void write_candidates(const std::vector<ResultRow>& rows) override;
   void write_stages(const std::vector<StageRow>& rows) override;
   void write_best(const std::vector<ResultRow>& rows) override;
+  void write_regret(const std::vector<RegretRow>& rows) override { regret_ = rows; }
+  void write_uncertainty(const std::vector<UncertaintyRow>& rows,
+                         const std::vector<RobustRow>& robust) override {
+    uncertainty_ = rows;
+    robust_ = robust;
+  }
   void commit(const ResultMeta& meta) override;
 
  private:
@@ -768,6 +884,9 @@ class Hdf5ResultWriter final : public ResultWriter {
   Handle file_;
   Handle row_mem_, row_file_, stage_mem_, stage_file_;
   Table candidates_, stages_, best_;
+  std::vector<RegretRow> regret_;  // written by commit() (docs/uncertainty.md)
+  std::vector<UncertaintyRow> uncertainty_;
+  std::vector<RobustRow> robust_;
 };
 
 // The HDF5 file is written through to the temporary file as rows arrive (nothing but the current
@@ -1012,6 +1131,9 @@ void Hdf5ResultWriter::commit(const ResultMeta& meta) {
       t->pending.clear();
       t->pending.shrink_to_fit();
     }
+    write_small_table(file_.get(), "regret", kRegretColumns, regret_, path_);
+    write_small_table(file_.get(), "uncertainty", kUncertaintyColumns, uncertainty_, path_);
+    write_small_table(file_.get(), "robust", kRobustColumns, robust_, path_);
     // Root attributes (docs/interface.md §3), then the additions of ResultMeta.
     write_string_attr("ppsearch_version", meta.ppsearch_version);
     write_scalar_attr("schema_version", H5T_STD_I32LE, H5T_NATIVE_INT32, meta.schema_version);

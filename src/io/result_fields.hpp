@@ -113,6 +113,9 @@ inline constexpr Field kRowFields[] = {
     // Mixture of experts (docs/moe.md).
     PPSEARCH_FIELD(ResultRow, ep, Kind::kI32),
     PPSEARCH_FIELD(ResultRow, etp, Kind::kI32),
+    // Uncertainty of the top rows (docs/uncertainty.md).
+    PPSEARCH_FIELD(ResultRow, iteration_time_lo_s, Kind::kF64),
+    PPSEARCH_FIELD(ResultRow, iteration_time_hi_s, Kind::kF64),
 };
 
 inline constexpr Field kStageFields[] = {
@@ -163,5 +166,118 @@ static_assert(covers(kRowFields, sizeof(ResultRow), alignof(ResultRow)),
 static_assert(covers(kStageFields, sizeof(StageRow), alignof(StageRow)),
               "kStageFields must list every StageRow member, in order");
 static_assert(sizeof(double) == 8 && std::numeric_limits<double>::is_iec559);
+
+}  // namespace ppsearch::io_detail
+
+// ---------------------------------------------------------------------------------------------
+// /regret, /uncertainty, /robust (docs/uncertainty.md): small tables written once at commit,
+// with text columns. Each row becomes a list of values, one per column, in column order; the
+// HDF5 writer gives each column an 8-byte slot (strings as variable-length UTF-8), the text
+// writers print them.
+namespace ppsearch::io_detail {
+
+enum class SmallKind { kStr, kU8, kI8, kI32, kI64, kF64 };
+struct SmallColumn {
+  const char* name;
+  SmallKind kind;
+};
+struct SmallValue {
+  std::string s;
+  std::int64_t i = 0;
+  double f = 0;
+};
+
+inline constexpr SmallColumn kRegretColumns[] = {
+    {"gpus", SmallKind::kI32},
+    {"tuned_on", SmallKind::kStr},
+    {"run_on", SmallKind::kStr},
+    {"tp", SmallKind::kI32},
+    {"pp", SmallKind::kI32},
+    {"cp", SmallKind::kI32},
+    {"dp", SmallKind::kI32},
+    {"vpp", SmallKind::kI32},
+    {"mbs", SmallKind::kI32},
+    {"num_microbatches", SmallKind::kI32},
+    {"schedule", SmallKind::kStr},
+    {"recompute", SmallKind::kStr},
+    {"sequence_parallel", SmallKind::kI8},
+    {"zero_stage", SmallKind::kI8},
+    {"recompute_num_layers", SmallKind::kI32},
+    {"ep", SmallKind::kI32},
+    {"etp", SmallKind::kI32},
+    {"feasible", SmallKind::kU8},
+    {"infeasible_reason", SmallKind::kStr},
+    {"in_search_space", SmallKind::kU8},
+    {"iteration_time_s", SmallKind::kF64},
+    {"best_time_s", SmallKind::kF64},
+    {"regret_pct", SmallKind::kF64},
+    {"worst_regret_pct", SmallKind::kF64},
+    {"robust", SmallKind::kU8},
+};
+
+inline std::vector<SmallValue> small_values(const RegretRow& r) {
+  auto i = [](std::int64_t v) { return SmallValue{"", v, 0}; };
+  auto f = [](double v) { return SmallValue{"", 0, v}; };
+  auto s = [](const std::string& v) { return SmallValue{v, 0, 0}; };
+  return {i(r.gpus),
+          s(r.tuned_on),
+          s(r.run_on),
+          i(r.tp),
+          i(r.pp),
+          i(r.cp),
+          i(r.dp),
+          i(r.vpp),
+          i(r.mbs),
+          i(r.num_microbatches),
+          s(r.schedule),
+          s(r.recompute),
+          i(r.sequence_parallel),
+          i(r.zero_stage),
+          i(r.recompute_num_layers),
+          i(r.ep),
+          i(r.etp),
+          i(r.feasible),
+          s(r.infeasible_reason),
+          i(r.in_search_space),
+          f(r.iteration_time_s),
+          f(r.best_time_s),
+          f(r.regret_pct),
+          f(r.worst_regret_pct),
+          i(r.robust)};
+}
+
+inline constexpr SmallColumn kUncertaintyColumns[] = {
+    {"candidate", SmallKind::kI64}, {"gpus", SmallKind::kI32},
+    {"constant", SmallKind::kStr},  {"end", SmallKind::kStr},
+    {"value", SmallKind::kF64},     {"iteration_time_s", SmallKind::kF64},
+    {"rank", SmallKind::kI32},
+};
+
+inline std::vector<SmallValue> small_values(const UncertaintyRow& r) {
+  return {SmallValue{"", r.candidate, 0}, SmallValue{"", r.gpus, 0},
+          SmallValue{r.constant, 0, 0},   SmallValue{r.end, 0, 0},
+          SmallValue{"", 0, r.value},     SmallValue{"", 0, r.iteration_time_s},
+          SmallValue{"", r.rank, 0}};
+}
+
+inline constexpr SmallColumn kRobustColumns[] = {
+    {"gpus", SmallKind::kI32},
+    {"candidate", SmallKind::kI64},
+    {"best_candidate", SmallKind::kI64},
+    {"iteration_time_s", SmallKind::kF64},
+    {"iteration_time_lo_s", SmallKind::kF64},
+    {"iteration_time_hi_s", SmallKind::kF64},
+    {"rows_compared", SmallKind::kI32},
+};
+
+inline std::vector<SmallValue> small_values(const RobustRow& r) {
+  return {SmallValue{"", r.gpus, 0},
+          SmallValue{"", r.candidate, 0},
+          SmallValue{"", r.best_candidate, 0},
+          SmallValue{"", 0, r.iteration_time_s},
+          SmallValue{"", 0, r.iteration_time_lo_s},
+          SmallValue{"", 0, r.iteration_time_hi_s},
+          SmallValue{"", r.rows_compared, 0}};
+}
 
 }  // namespace ppsearch::io_detail

@@ -204,15 +204,73 @@ std::string json_object(const Field (&fields)[N], const void* row) {
   return s + "}";
 }
 
+// /regret, /uncertainty, /robust as text (docs/uncertainty.md): a CSV header, a CSV line, a JSON
+// array.
+template <std::size_t N>
+std::string small_header(const SmallColumn (&cols)[N]) {
+  std::string s;
+  for (std::size_t c = 0; c < N; ++c) s += (c ? "," : "") + std::string(cols[c].name);
+  return s + "\n";
+}
+
+std::string small_text(SmallKind kind, const SmallValue& v, bool json) {
+  switch (kind) {
+    case SmallKind::kStr:
+      if (json) return json_string(v.s);
+      // A field with a comma or a quote is quoted (RFC 4180); labels may be file stems.
+      if (v.s.find_first_of(",\"\n\r") == std::string::npos) return v.s;
+      {
+        std::string q = "\"";
+        for (char ch : v.s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+        return q + "\"";
+      }
+    case SmallKind::kF64:
+      if (std::isnan(v.f)) return json ? "null" : "";
+      if (std::isinf(v.f))
+        return json ? (v.f > 0 ? "\"inf\"" : "\"-inf\"") : (v.f > 0 ? "inf" : "-inf");
+      return number(v.f);
+    default:
+      return std::to_string(v.i);
+  }
+}
+
+template <std::size_t N, typename Row>
+std::string small_csv(const SmallColumn (&cols)[N], const std::vector<Row>& rows) {
+  std::string s = small_header(cols);
+  for (const Row& r : rows) {
+    const std::vector<SmallValue> v = small_values(r);
+    for (std::size_t c = 0; c < N; ++c) s += (c ? "," : "") + small_text(cols[c].kind, v[c], false);
+    s += "\n";
+  }
+  return s;
+}
+
+template <std::size_t N, typename Row>
+std::string small_json(const SmallColumn (&cols)[N], const std::vector<Row>& rows) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::vector<SmallValue> v = small_values(rows[i]);
+    s += (i ? ",\n{" : "\n{");
+    for (std::size_t c = 0; c < N; ++c)
+      s += (c ? ", " : "") + std::string("\"") + cols[c].name +
+           "\": " + small_text(cols[c].kind, v[c], true);
+    s += "}";
+  }
+  return s + (rows.empty() ? "]" : "\n]");
+}
+
 class TextResultWriter final : public ResultWriter {
  public:
-  TextResultWriter(const std::string& path, bool overwrite, TextFormat format) : format_(format) {
+  TextResultWriter(const std::string& path, bool overwrite, TextFormat format, bool with_regret)
+      : format_(format) {
     if (format_ == TextFormat::kCsv) {
       const std::vector<std::string> names = csv_result_paths(path);
       // All three are checked and staged before anything is written.
       candidates_ = std::make_unique<TextFile>(names[0], overwrite);
       stages_ = std::make_unique<TextFile>(names[1], overwrite);
       best_ = std::make_unique<TextFile>(names[2], overwrite);
+      // --regret-clusters: STEM_regret.csv beside them (docs/uncertainty.md).
+      if (with_regret) regret_ = std::make_unique<TextFile>(csv_regret_path(path), overwrite);
       candidates_->write(csv_header(kRowFields));
       stages_->write(csv_header(kStageFields));
       best_->write(csv_header(kRowFields));
@@ -258,12 +316,28 @@ class TextResultWriter final : public ResultWriter {
     best_rows_ = rows;
   }
 
+  void write_regret(const std::vector<RegretRow>& rows) override {
+    require_open("write_regret");
+    regret_rows_ = rows;
+  }
+  void write_uncertainty(const std::vector<UncertaintyRow>& rows,
+                         const std::vector<RobustRow>& robust) override {
+    require_open("write_uncertainty");
+    uncertainty_rows_ = rows;
+    robust_rows_ = robust;
+  }
+
   void commit(const ResultMeta& meta) override {
     require_open("commit");
     if (format_ == TextFormat::kCsv) {
       std::string text;
       for (const ResultRow& r : best_rows_) text += csv_line(kRowFields, &r);
       best_->write(text);
+      if (regret_) {
+        regret_->write(small_csv(kRegretColumns, regret_rows_));
+        regret_->close();
+        regret_->publish();
+      }
       candidates_->close();
       stages_->close();
       best_->close();
@@ -278,8 +352,11 @@ class TextResultWriter final : public ResultWriter {
       std::string text;
       for (std::size_t i = 0; i < best_rows_.size(); ++i)
         text += (i ? ",\n" : "\n") + json_object(kRowFields, &best_rows_[i]);
-      candidates_->write(text + (best_rows_.empty() ? "" : "\n") +
-                         "],\n\"attributes\": " + attributes(meta) + "\n}\n");
+      candidates_->write(text + (best_rows_.empty() ? "" : "\n") + "],\n\"regret\": " +
+                         small_json(kRegretColumns, regret_rows_) + ",\n\"uncertainty\": " +
+                         small_json(kUncertaintyColumns, uncertainty_rows_) +
+                         ",\n\"robust\": " + small_json(kRobustColumns, robust_rows_) +
+                         ",\n\"attributes\": " + attributes(meta) + "\n}\n");
       candidates_->close();
       candidates_->publish();
       stages_.reset();  // removes the collected stages
@@ -334,6 +411,10 @@ class TextResultWriter final : public ResultWriter {
   TextFormat format_;
   std::unique_ptr<TextFile> candidates_, stages_, best_;
   std::vector<ResultRow> best_rows_;
+  std::unique_ptr<TextFile> regret_;  // CSV with --regret-clusters
+  std::vector<RegretRow> regret_rows_;
+  std::vector<UncertaintyRow> uncertainty_rows_;
+  std::vector<RobustRow> robust_rows_;
   std::int64_t candidate_rows_ = 0;
   std::int64_t stage_rows_ = 0;
   bool committed_ = false;
@@ -350,9 +431,14 @@ std::vector<std::string> csv_result_paths(const std::string& path) {
   return {path, stem + "_stages.csv", stem + "_best.csv"};
 }
 
+std::string csv_regret_path(const std::string& path) {
+  const std::string best = csv_result_paths(path)[2];
+  return best.substr(0, best.size() - std::string("_best.csv").size()) + "_regret.csv";
+}
+
 std::unique_ptr<ResultWriter> make_text_result_writer(const std::string& path, bool overwrite,
-                                                      TextFormat format) {
-  return std::make_unique<TextResultWriter>(path, overwrite, format);
+                                                      TextFormat format, bool with_regret) {
+  return std::make_unique<TextResultWriter>(path, overwrite, format, with_regret);
 }
 
 }  // namespace ppsearch

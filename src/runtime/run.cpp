@@ -406,6 +406,9 @@ ResultRow to_row(const Candidate& c, const Evaluation& e) {
   r.cost = std::numeric_limits<double>::quiet_NaN();
   r.ep = c.ep;  // mixture of experts (docs/moe.md)
   r.etp = c.etp;
+  // Uncertainty bounds: filled for the top rows only (reevaluate.hpp); NaN elsewhere.
+  r.iteration_time_lo_s = std::numeric_limits<double>::quiet_NaN();
+  r.iteration_time_hi_s = std::numeric_limits<double>::quiet_NaN();
   return r;
 }
 

@@ -60,7 +60,13 @@ struct Evaluator::Impl {
   std::vector<double> dev_static, dev_transient, dev_params, dev_compute, dev_tp, dev_cp,
       dev_window, dev_mem, dev_finish, dev_dp_exposed, dev_dp_total, dev_weight, dev_grad,
       dev_optim, dev_step;
+  // Step time (docs/step-time.md): ZeRO-2/3 last reduce-scatter, forward per micro-batch, and
+  // the ZeRO-2/3 charges inside the micro-batches (per step).
+  std::vector<double> dev_last_rs, dev_fwd, dev_dp_inline;
   EvalBreakdown bd;  // EvalOptions::want_breakdown only
+  // The problem the item costs see: the stack's attention generation and element-wise fusion
+  // folded into the GPU constants (docs/step-time.md "Software stacks").
+  Problem eff;
   // Mixture of experts / MLA (docs/moe.md): layers 1..n_dense are ChainCosts::layer, the rest
   // it_moe; dev_expert sums the expert parameters per device (reduced over expert-DP).
   bool moe = false;
@@ -73,9 +79,20 @@ struct Evaluator::Impl {
       : pb(p),
         opt(o),
         links(effective_links(p.cluster)),
+        eff(stack_costs(p)),
         moe(is_moe(p.model) || is_mla(p.model)),
         n_dense(dense_layer_count(p.model)) {
-    if (moe) attn_pb = attention_only_problem(p);
+    if (moe) attn_pb = attention_only_problem(eff);
+  }
+
+  static Problem stack_costs(const Problem& p) {
+    Problem e = p;
+    e.gpu.attention_efficiency =
+        std::min(1.0, p.gpu.attention_efficiency * p.training.attention_efficiency_scale);
+    // Eager (unfused) norm, SwiGLU and RoPE write and re-read their intermediates: about twice
+    // the bytes of the fused kernels (docs/step-time.md "Element-wise fusion").
+    if (!p.training.fused_elementwise) e.gpu.memory_efficiency *= 0.5;
+    return e;
   }
 };
 
@@ -128,6 +145,14 @@ double in_flight(Schedule s, int stage, int P, int v, int M, double wkeep_ratio)
   return M;
 }
 
+// Non-GEMM kernels of one transformer layer per micro-batch (docs/step-time.md "Kernel
+// overhead"): fused forward = 2 norms, RoPE, attention, activation, 2 residual adds; backward
+// about twice that minus the adds folded into the GEMM epilogues. Eager PyTorch splits the norm
+// (square, mean, rsqrt, 2 multiplies), RoPE (slices, multiplies, add, concat) and SwiGLU
+// (SiLU, multiply) into their elementary kernels.
+constexpr double kLayerKernelsFwdFused = 7, kLayerKernelsBwdFused = 12;
+constexpr double kLayerKernelsFwdEager = 18, kLayerKernelsBwdEager = 36;
+
 bool same_input(const ScheduleInput& a, const ScheduleInput& b) {
   return a.kind == b.kind && a.devices == b.devices && a.chunks == b.chunks &&
          a.microbatches == b.microbatches && a.mode == b.mode && a.fwd_s == b.fwd_s &&
@@ -138,7 +163,8 @@ bool same_input(const ScheduleInput& a, const ScheduleInput& b) {
 // Copies what lies behind a feasible evaluation into I.bd (EvalOptions::want_breakdown only;
 // never on the search's path).
 void fill_breakdown(Evaluator::Impl& I, const ChainCosts& cc, const std::vector<int>& bounds,
-                    int crit, double tied_s, double gradnorm_s, double param_gather_exposed) {
+                    int crit, double tied_s, double gradnorm_s, double param_gather_exposed,
+                    double optimizer_s, double straggler_s) {
   EvalBreakdown& b = I.bd;
   const int P = I.sched.devices;
   const int S = P * I.sched.chunks;
@@ -176,6 +202,9 @@ void fill_breakdown(Evaluator::Impl& I, const ChainCosts& cc, const std::vector<
   b.param_gather_exposed_s = param_gather_exposed;
   b.tied_embedding_s = tied_s;
   b.grad_norm_s = gradnorm_s;
+  b.optimizer_s = optimizer_s;
+  b.step_overhead_s = I.pb.training.step_overhead_s;
+  b.straggler_s = straggler_s;
 }
 
 // Mixture of experts / MLA (docs/moe.md): the dense layers get MLA's projections, the MoE
@@ -212,6 +241,15 @@ void fsdp_pp_gradients(Evaluator::Impl& I, const Candidate& c, ChainCosts* cc) {
 
 }  // namespace
 
+double overlap_charge(double comm_s, double compute_s, double contention) {
+  if (comm_s <= 0) return 0.0;
+  // Compute runs at (1 − ρ) of its speed while the collective runs beside it. If the
+  // collective outlasts the slowed compute (comm ≥ compute / (1 − ρ)) the step grows by
+  // comm − compute; otherwise all of it hides and the compute is late by ρ·comm
+  // (docs/step-time.md "Overlap charge"). The two branches meet at comm = compute / (1 − ρ).
+  return std::max(comm_s - compute_s, contention * comm_s);
+}
+
 void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   Impl& I = *impl_;
   const Problem& pb = I.pb;
@@ -240,13 +278,50 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   const bool partial = c.recompute == Recompute::kFull && c.recompute_num_layers != 0 && v == 1;
   Candidate base_c = c;
   if (partial) base_c.recompute = Recompute::kNone;
+  const double rho = pb.gpu.comm_contention;
+  const double dr = double(c.dp) * c.cp;
+  const int ndom = pb.cluster.nvlink_domain_size;
+  const GroupShape dp_group = group_shape(c.dp * c.cp, c.tp, ndom);
+  // Per-layer step-time terms (docs/step-time.md): the TP overlap charge and the per-kernel
+  // overhead, applied to a layer's costs (also to the fully recomputed layer of partial
+  // recomputation, so that the difference stays consistent).
+  auto adjust_layer = [&](ItemCost& L, const Candidate& cand) {
+    if (pb.training.tp_comm_overlap && cand.tp > 1) {
+      // TE userbuffers pipeline each TP all-gather / reduce-scatter with the GEMM that
+      // consumes / produces it, in TP chunks (ring exchange: one chunk per TP rank): the first
+      // chunk of an all-gather and the last of a reduce-scatter have no GEMM beside them, the
+      // rest is charged against the pass's GEMMs (per layer and pass).
+      const double piece = 1.0 / cand.tp;
+      auto charge = [&](double comm, double gemm) {
+        return piece * comm + overlap_charge((1.0 - piece) * comm, gemm, rho);
+      };
+      const double f = charge(L.tp_fwd_total_s, L.gemm_fwd_s);
+      const double b = charge(L.tp_bwd_total_s, L.gemm_bwd_s);
+      L.fwd_s += f - L.tp_fwd_s;
+      L.bwd_s += b - L.tp_bwd_s;
+      L.tp_comm_s = f + b;
+      L.tp_fwd_s = f;
+      L.tp_bwd_s = b;
+    }
+    const bool fused = pb.training.fused_elementwise;
+    const double kf =
+        pb.gpu.kernel_overhead_s * (fused ? kLayerKernelsFwdFused : kLayerKernelsFwdEager);
+    const double kb =
+        pb.gpu.kernel_overhead_s * (fused ? kLayerKernelsBwdFused : kLayerKernelsBwdEager);
+    const double kr = cand.recompute == Recompute::kFull ? kf : 0.0;
+    L.fwd_s += kf;
+    L.bwd_s += kb + kr;
+    L.compute_s += kf + kb + kr;
+  };
   // FSDP with PP (torchtitan, docs/moe.md): ZeRO-2 = reshard_after_forward never keeps the
   // parameters and, with pipelining deferring the gradient sync to the last backward, unsharded
   // gradients for the whole step, so it costs as ZeRO-1 (memory and traffic).
   const bool fsdp_pp = c.zero >= 2 && P > 1;
   if (fsdp_pp && c.zero == 2) base_c.zero = 1;
-  ChainCosts cc = chain_costs(pb, base_c, I.links);
+  ChainCosts cc = chain_costs(I.eff, base_c, I.links);
   if (I.moe) moe_chain(I, base_c, &cc);
+  // The per-layer terms apply to the dense layers; a MoE layer keeps the costs of cost/moe.cpp.
+  adjust_layer(cc.layer, base_c);
   if (fsdp_pp && c.zero == 3) fsdp_pp_gradients(I, c, &cc);
   const ItemCost& moe_layer = I.it_moe;
   PartialRecompute& prc = I.partial;
@@ -258,11 +333,12 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     full_c.recompute_num_layers = 0;
     // MoE: the MoE layer's difference stands for every layer (docs/moe.md).
     const ItemCost& cur = I.moe ? moe_layer : cc.layer;
-    const ItemCost full_layer =
-        I.moe ? moe_items(pb, full_c, I.links, chain_costs(pb, full_c, I.links).layer,
+    ItemCost full_layer =
+        I.moe ? moe_items(pb, full_c, I.links, chain_costs(I.eff, full_c, I.links).layer,
                           chain_costs(I.attn_pb, full_c, I.links).layer)
                     .moe_layer
-              : chain_costs(pb, full_c, I.links).layer;
+              : chain_costs(I.eff, full_c, I.links).layer;
+    if (!I.moe) adjust_layer(full_layer, full_c);
     delta.bwd_s = full_layer.bwd_s - cur.bwd_s;
     delta.compute_s = full_layer.compute_s - cur.compute_s;
     delta.tp_comm_s = full_layer.tp_comm_s - cur.tp_comm_s;
@@ -276,7 +352,6 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     prc.transient_bytes = delta.transient_bytes;
     prc.per_stage = c.recompute_num_layers;
   }
-  const int ndom = pb.cluster.nvlink_domain_size;
   const double cap = cc.capacity_bytes;
 
   // ---- p2p hop times between consecutive virtual stages (§5.4) ------------------
@@ -289,7 +364,10 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     const bool same = ra / ndom == rb / ndom;
     I.hop_s[vs] = p2p_time(cc.boundary_bytes, same, I.links);
   }
-  const bool blocking = pb.cluster.p2p_blocking;
+  // Interleaved schedules with the stack's p2p overlap send and receive asynchronously
+  // (Megatron overlap_p2p_comm); otherwise cluster.p2p says (docs/step-time.md).
+  const bool blocking = pb.cluster.p2p_blocking &&
+                        !(c.schedule == Schedule::kInterleaved1F1B && pb.training.p2p_overlap);
 
   // ---- Partition problem ------------------------------------------------------------
   PartitionProblem& pp = I.part;
@@ -356,6 +434,30 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   // Places the items by `bounds`, simulates the schedule and fills the per-device
   // totals; returns the highest per-device memory (from the simulated op order,
   // §4.3, §4.6) in *peak and its rank in *peak_rank. False if the schedule fails.
+  // ---- ZeRO-2/3 traffic per stage and micro-batch (docs/step-time.md "ZeRO-2/3") ---------
+  // Per item: the all-gather of its bf16 weights (ZeRO-3) and the reduce-scatter of its
+  // gradients (ZeRO-2/3), in the main-gradient dtype; FSDP and Megatron's distributed
+  // optimizer chunk DP traffic by layer (NeMo docs, "Communication Overlap").
+  const TrainingSpec& trn = pb.training;
+  const double grad_elem = trn.grad_reduce_in_fp32 ? 4.0 : 2.0;
+  // Gradients reduce-scattered every micro-batch (ZeRO-2/3; not with PP, where pipelining defers
+  // the sync to the last backward, fsdp_pp_gradients) and weights gathered per micro-batch.
+  const bool shard_grads = base_c.zero >= 2 && dr > 1 && !fsdp_pp;
+  const bool shard_params = c.zero >= 3 && dr > 1;
+  double ag_item[3] = {0, 0, 0}, rs_item[3] = {0, 0, 0};  // embedding, layer, head
+  if (shard_grads || shard_params) {
+    const ItemCost* its[3] = {&cc.embed, &cc.layer, &cc.head};
+    for (int k = 0; k < 3; ++k) {
+      rs_item[k] = collective_time(Collective::kReduceScatter, grad_elem * its[k]->params, dp_group,
+                                   I.links);
+      if (shard_params) {
+        ag_item[k] =
+            collective_time(Collective::kAllGather, 2.0 * its[k]->params, dp_group, I.links);
+      }
+    }
+  }
+  auto kind_of = [&](long long i) { return i == 0 ? 0 : (i == n_items - 1 ? 2 : 1); };
+
   ScheduleInput& si = I.sched;
   auto place = [&](const std::vector<int>& bounds, double* peak, int* peak_rank) -> bool {
     auto fill = [&](std::vector<double>& x) { x.assign(P, 0.0); };
@@ -374,6 +476,9 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     fill(I.dev_optim);
     fill(I.dev_step);
     fill(I.dev_dp_total);
+    fill(I.dev_last_rs);
+    fill(I.dev_dp_inline);
+    fill(I.dev_fwd);
     fill(I.dev_expert);
     si.kind = static_cast<ScheduleKind>(static_cast<int>(c.schedule));
     si.devices = P;
@@ -414,6 +519,49 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         I.dev_compute[d] += r * delta.compute_s;
         I.dev_tp[d] += r * delta.tp_comm_s;
         I.dev_cp[d] += r * delta.cp_comm_s;
+      }
+      if (!blocking) {
+        // Asynchronous p2p still runs NCCL kernels beside the compute: each pass sends one
+        // tensor and receives one (activation forward, gradient backward), charged as
+        // contention (the transfer itself delays only the receiver, in the simulation).
+        const double hops = (s + 1 < S ? I.hop_s[s] : 0.0) + (s > 0 ? I.hop_s[s - 1] : 0.0);
+        si.fwd_s[s] += rho * hops;
+        si.bwd_s[s] += rho * hops;
+      }
+      I.dev_fwd[d] += si.fwd_s[s];
+      if (shard_grads || shard_params) {
+        // Per micro-batch: the forward's gathers hide behind the stage's forward, one item
+        // ahead (FSDP prefetch), so the first item's gather is waited for; the backward
+        // re-gathers the weights (FSDP reshards after the forward) and reduce-scatters the
+        // gradients behind the stage's backward. Without the stack's overlap, all is exposed.
+        double ag = 0, rs = 0;
+        for (int i = bounds[s]; i < bounds[s + 1]; ++i) {
+          ag += ag_item[kind_of(i)];
+          rs += rs_item[kind_of(i)];
+        }
+        const double ag_first = bounds[s] < bounds[s + 1] ? ag_item[kind_of(bounds[s])] : 0.0;
+        double fwd_ext = 0;
+        // FSDP with PP gathers for the warm-up forwards only (min(P − d, M) of M): pipelining
+        // keeps the weights after a backward (docs/moe.md "FSDP with TP and PP").
+        const double fwd_share = fsdp_pp ? double(std::min(P - d, M)) / M : 1.0;
+        if (shard_params) {
+          fwd_ext = fwd_share * (trn.overlap_param_gather
+                                     ? ag_first + overlap_charge(ag - ag_first, si.fwd_s[s], rho)
+                                     : ag);
+        }
+        if (!shard_grads) rs = 0;
+        const double bwd_comm = ag + rs;
+        const double bwd_ext = trn.overlap_grad_reduce
+                                   ? overlap_charge(bwd_comm, si.bwd_s[s] + si.wgt_s[s], rho)
+                                   : bwd_comm;
+        si.fwd_s[s] += fwd_ext;
+        si.bwd_s[s] += bwd_ext;
+        I.dev_dp_inline[d] += M * (fwd_ext + bwd_ext);
+        I.dev_dp_total[d] += M * (fwd_share * ag + bwd_comm);
+        // The backward ends with the stage's first item: its reduce-scatter in the last
+        // micro-batch has nothing left to hide behind.
+        if (shard_grads && s < P && bounds[s] < bounds[s + 1])
+          I.dev_last_rs[d] = rs_item[kind_of(bounds[s])];
       }
       I.dev_window[d] += si.bwd_s[s] + si.wgt_s[s];
     }
@@ -579,17 +727,14 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     return;
   }
 
-  // ---- Data-parallel gradient reduction and the step tail (§2.4 assembly, §5.4) ------
-  const TrainingSpec& tr = pb.training;
-  const double dr = double(c.dp) * c.cp;
-  const GroupShape dp_group = group_shape(c.dp * c.cp, c.tp, ndom);
+  // ---- Data-parallel traffic at the step's ends, fixed costs (docs/step-time.md) -----------
   const double mem_bw = pb.gpu.hbm_bytes_per_s * pb.gpu.memory_efficiency;
   double optimizer_s = 0, param_gather_exposed = 0;
   int crit = 0;
   double t_end = 0;
   // Megatron reduces gradients in buckets of max(40 M, 1 M × DP) parameters
   // (distributed_data_parallel_config.py, docs/algorithms.md §5.4); each bucket pays the
-  // collective's latency, and the last one can only start after the backward ends.
+  // collective's latency.
   const double bucket_params = std::max(40e6, 1e6 * dr);
   const int zero = base_c.zero;  // ZeRO-2 with PP costs as ZeRO-1 (fsdp_pp above)
   // MoE: expert gradients reduce over the expert-DP group, its members etp·ep ranks apart
@@ -599,78 +744,75 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   const double bucket_e = std::max(40e6, 1e6 * edp);
   for (int d = 0; d < P; ++d) {
     const double phi = I.dev_params[d];
-    const double n_buckets = std::max(1.0, std::ceil(phi / bucket_params));
-    const double per_bucket = phi / n_buckets;
-    double t_dp = 0, gather = 0, last_bucket = 0, first_gather = 0;
-    if (dr > 1) {
-      if (zero == 0) {
-        // DDP: all-reduce of fp32 gradients (β_g = 4, Megatron default for bf16).
-        last_bucket = collective_time(Collective::kAllReduce, 4.0 * per_bucket, dp_group, I.links);
-      } else {
-        // Distributed optimizer / ZeRO: reduce-scatter of gradients, all-gather of
-        // the updated bf16 parameters (ZeRO §7: same volume as all-reduce).
-        last_bucket =
-            collective_time(Collective::kReduceScatter, 4.0 * per_bucket, dp_group, I.links);
-        first_gather = collective_time(Collective::kAllGather, 2.0 * per_bucket, dp_group, I.links);
-        gather = n_buckets * first_gather;
-      }
-      t_dp = n_buckets * last_bucket;
-    }
-    if (const double phi_e = I.dev_expert[d]; phi_e > 0 && edp > 1) {
-      const double nb = std::max(1.0, std::ceil(phi_e / bucket_e));
-      const double per = phi_e / nb;
-      const double red =
+    double exposed = 0, total = 0, gather_exposed = 0, gather_total = 0;
+    // One kind of gradient reduction, once per step, bucketed, hidden behind the last
+    // micro-batch's backward (docs/step-time.md "DP overlap"): with --overlap-grad-reduce bucket
+    // k starts when the last backward has produced it; buckets become ready evenly over the
+    // backward window W, so all but the last hide behind the W·(1 − 1/n) still to run
+    // (overlap_charge) and the last one follows the backward.
+    auto reduce_once = [&](double params, double bucket_p, const GroupShape& g, double* tot,
+                           double* exp) {
+      const double nb = std::max(1.0, std::ceil(params / bucket_p));
+      const double bucket =
           collective_time(zero == 0 ? Collective::kAllReduce : Collective::kReduceScatter,
-                          4.0 * per, edp_group, I.links);
-      t_dp += nb * red;
-      last_bucket = std::max(last_bucket, red);
-      if (zero >= 1) {
-        const double ag = collective_time(Collective::kAllGather, 2.0 * per, edp_group, I.links);
-        gather += nb * ag;
-        first_gather = std::max(first_gather, ag);
-      }
+                          grad_elem * params / nb, g, I.links);
+      *tot += nb * bucket;
+      *exp +=
+          trn.overlap_grad_reduce
+              ? bucket + overlap_charge((nb - 1) * bucket, I.dev_window[d] * (1.0 - 1.0 / nb), rho)
+              : nb * bucket;
+    };
+    // The updated bf16 parameters are all-gathered after the optimizer step (ZeRO-1/2); with
+    // --overlap-param-gather bucket k is gathered behind the next step's first forward, so the
+    // first bucket is waited for and the rest is charged against that forward.
+    auto gather_once = [&](double params, double bucket_p, const GroupShape& g, double* tot,
+                           double* exp) {
+      const double nb = std::max(1.0, std::ceil(params / bucket_p));
+      const double ag = collective_time(Collective::kAllGather, 2.0 * params / nb, g, I.links);
+      *tot += nb * ag;
+      *exp += trn.overlap_param_gather ? ag + overlap_charge((nb - 1) * ag, I.dev_fwd[d], rho)
+                                       : nb * ag;
+    };
+    if (dr > 1 && !shard_grads) {
+      // DDP all-reduce (ZeRO-0), distributed-optimizer reduce-scatter (ZeRO-1), or the one
+      // reduce-scatter per step of FSDP with PP (fsdp_pp_gradients).
+      reduce_once(phi, bucket_params, dp_group, &total, &exposed);
+    } else if (shard_grads) {
+      exposed = I.dev_last_rs[d];  // the last micro-batch's last reduce-scatter
     }
-    double exposed = t_dp;
-    double dp_total = t_dp;  // hidden + exposed (for the explain report)
-    if (zero >= 2 && dr > 1 && !fsdp_pp) {
-      // ZeRO-2/3 keep only a gradient shard, so every micro-batch's backward
-      // reduce-scatters its gradients (ZeRO §5); ZeRO-3 also gathers the parameters
-      // for every forward and backward (§7: 1.5× the all-reduce volume). Both are
-      // prefetched / bucketed behind the device's compute; the last bucket is not.
-      double total = M * t_dp;
-      if (c.zero == 3) {
-        total += 2.0 * M * gather;
-        gather = first_gather = 0;  // parameters stay sharded after the step
-      }
-      exposed = std::max(last_bucket, total - pb.cluster.dp_comm_overlap * I.sim.busy_s[d]);
-      dp_total = total;
-    } else if (fsdp_pp && zero == 3 && dr > 1) {
-      // FSDP with PP (torchtitan, reshard_after_forward always): one gradient reduce-scatter
-      // per step (fsdp_pp_gradients); the parameters are gathered for every warm-up forward and
-      // every backward (pipelining keeps them after a backward, set_reshard_after_backward
-      // (False), so the steady-state forward finds them gathered): M + min(P − d, M) gathers.
-      const double total = t_dp + (M + std::min(P - d, M)) * gather;
-      gather = first_gather = 0;
-      exposed = std::max(last_bucket, total - pb.cluster.dp_comm_overlap * I.sim.busy_s[d]);
-      dp_total = total;
-    } else if (tr.overlap_grad_reduce) {  // buckets reduce during the last backward
-      exposed = std::max(last_bucket, t_dp - pb.cluster.dp_comm_overlap * I.dev_window[d]);
+    if (dr > 1 && (zero == 1 || zero == 2)) {
+      gather_once(phi, bucket_params, dp_group, &gather_total, &gather_exposed);
     }
-    // The updated parameters are gathered bucket by bucket behind the next step's
-    // forward (--overlap-param-gather); the first bucket is waited for.
-    param_gather_exposed =
-        std::max(param_gather_exposed, tr.overlap_param_gather ? first_gather : gather);
-    I.dev_dp_exposed[d] = exposed;
-    I.dev_dp_total[d] = dp_total + gather;
+    // MoE: expert gradients reduce over the expert-DP group, its members etp·ep ranks apart
+    // (Megatron-Core expert order tp-ep-dp-pp, parallel_state.py); docs/moe.md. Charged as
+    // the dense reduction, once per step.
+    if (const double phi_e = I.dev_expert[d]; phi_e > 0 && edp > 1) {
+      double e_exp = 0;
+      reduce_once(phi_e, bucket_e, edp_group, &total, &e_exp);
+      exposed = std::max(exposed, e_exp);  // on the same stream after the dense buckets
+      if (zero >= 1) gather_once(phi_e, bucket_e, edp_group, &gather_total, &gather_exposed);
+    }
+    param_gather_exposed = std::max(param_gather_exposed, gather_exposed);
+    I.dev_dp_exposed[d] = exposed;  // after the rank's last backward (the step tail)
+    I.dev_dp_total[d] += total + gather_total;
     I.dev_finish[d] = I.sim.last_grad_end_s[d] + exposed;
     if (I.dev_finish[d] > t_end) {
       t_end = I.dev_finish[d];
       crit = d;
     }
-    // Adam step, memory-bound: fp32 grad, main weights, m, v read; main, m, v written;
-    // bf16 weights written; grad-norm read ≈ 34 bytes per parameter updated here.
-    const double updated = zero >= 1 ? phi / dr + I.dev_expert[d] / edp : phi + I.dev_expert[d];
-    optimizer_s = std::max(optimizer_s, 34.0 * updated / mem_bw);
+    // Optimizer step, memory-bound over the parameters updated here (the local shard under
+    // ZeRO ≥ 1; expert parameters over expert-DP): Adam reads the fp32 gradient (4 B), reads
+    // and writes the fp32 main weight, m and v (24 B) and writes the bf16 weight (2 B) = 30 B;
+    // with 16-bit main gradients Megatron first copies the shard to fp32 (read 2, write 4) =
+    // 36 B. Clipping: the norm reads the fp32 gradients (4 B) and the scaling reads and writes
+    // them (8 B). The gradient buffer is zeroed for the next step (its local size, in its
+    // dtype). (Megatron optimizer.py step(): clip_grad_norm, multi_tensor_scale, FusedAdam;
+    // zero_grad_buffer.)
+    const double updated =
+        zero >= 1 && dr > 1 ? phi / dr + I.dev_expert[d] / edp : phi + I.dev_expert[d];
+    const double per_param = (grad_elem == 4.0 ? 30.0 : 36.0) + 12.0;
+    const double zeroed = grad_elem * ((shard_grads ? phi / dr : phi) + I.dev_expert[d]);
+    optimizer_s = std::max(optimizer_s, (per_param * updated + zeroed) / mem_bw);
   }
   // Tied embeddings: first and last stage all-reduce the embedding gradient (§5.4).
   double tied_s = 0;
@@ -679,16 +821,26 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     const GroupShape g{2, last < ndom ? 2 : 1, last < ndom ? 1 : 2};
     tied_s = collective_time(Collective::kAllReduce, 4.0 * cc.embed.params, g, I.links);
   }
-  // Gradient-norm all-reduce over the whole job: latency only.
-  const double gradnorm_s = 2.0 * I.links.network_latency_s;
-  const double t_iter = t_end + optimizer_s + param_gather_exposed + tied_s + gradnorm_s;
+  // Gradient-norm all-reduce of one fp32 scalar over the whole job (Megatron reduces the
+  // squared norm over the model-parallel and data-parallel groups): latency-bound.
+  const double gradnorm_s =
+      collective_time(Collective::kAllReduce, 4.0, group_shape(c.gpus, 1, ndom), I.links);
+  // Straggler term (docs/step-time.md "Synchronisation"): every rank waits at the step's
+  // blocking collectives for the slowest of N. With per-rank busy times of relative spread
+  // σ (cluster.step_jitter), the expected maximum of N is about μ + σ·μ·√(2 ln N)
+  // (extreme value of N Gaussians; MegaScale §5 and PRISM measure this slowest-rank wait).
+  const double n_sync = std::max(1.0, double(c.gpus));
+  const double straggler_s =
+      pb.cluster.step_jitter * I.sim.busy_s[crit] * std::sqrt(2.0 * std::log(n_sync));
+  const double t_iter = t_end + optimizer_s + param_gather_exposed + tied_s + gradnorm_s +
+                        straggler_s + trn.step_overhead_s;
 
   // ---- Figures ------------------------------------------------------------------------
   const double n_gpu = c.gpus;
   const double peak_flops = pb.gpu.peak_flop_per_s;
   const double f_model =
-      I.moe ? moe_model_flops_per_step(pb.model, c.global_batch_size, tr.attention_flops)
-            : model_flops_per_step(pb.model, c.global_batch_size, tr.attention_flops);
+      I.moe ? moe_model_flops_per_step(pb.model, c.global_batch_size, trn.attention_flops)
+            : model_flops_per_step(pb.model, c.global_batch_size, trn.attention_flops);
   double recomputed_share = 1.0;  // of the layers, for the recompute FLOPs of partial recompute
   if (partial) {
     int r = 0;
@@ -723,7 +875,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     }
   }
   e.pp_comm_s = M * pp_s;
-  e.dp_comm_s = I.dev_dp_exposed[crit] + tied_s + param_gather_exposed;
+  e.dp_comm_s = I.dev_dp_inline[crit] + I.dev_dp_exposed[crit] + tied_s + param_gather_exposed;
   e.critical_rank = crit;
   {
     // Totals on the critical rank: its items' whole TP / CP time, every hop it sends over.
@@ -742,7 +894,8 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     e.dp_comm_total_s = std::max(e.dp_comm_s, I.dev_dp_total[crit] + tied_s);
   }
   if (I.opt.want_breakdown)
-    fill_breakdown(I, cc, bounds, crit, tied_s, gradnorm_s, param_gather_exposed);
+    fill_breakdown(I, cc, bounds, crit, tied_s, gradnorm_s, param_gather_exposed, optimizer_s,
+                   straggler_s);
 
   e.stages.clear();
   if (I.opt.want_stages) {

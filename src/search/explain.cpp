@@ -93,7 +93,11 @@ std::string format_explain(const Problem& problem, const Candidate& c, const Exp
        " vpp=" + std::to_string(c.vpp) + " mbs=" + std::to_string(c.mbs) +
        " microbatches=" + std::to_string(c.num_microbatches) +
        " schedule=" + to_string(c.schedule) + " recompute=" + to_string(c.recompute) +
-       " sp=" + (c.sp ? "on" : "off") + " zero=" + std::to_string(c.zero) + "\n";
+       " sp=" + (c.sp ? "on" : "off") + " zero=" + std::to_string(c.zero) +
+       (c.ep > 1 || c.etp > 1  // mixture of experts (docs/moe.md)
+            ? " ep=" + std::to_string(c.ep) + " etp=" + std::to_string(c.etp)
+            : std::string()) +
+       "\n";
   if (!e.feasible || !row.detail.valid) {
     o += "  infeasible (" + std::string(to_string(e.reason)) + "): " + explain(e) + "\n";
     return o;
@@ -111,7 +115,8 @@ std::string format_explain(const Problem& problem, const Candidate& c, const Exp
   o += "  tail: DP reduction exposed " + secs(b.dp_exposed_s[b.critical_rank]) + " after rank " +
        std::to_string(b.critical_rank) + "'s last backward, optimizer " + secs(e.optimizer_s) +
        ", parameter all-gather " + secs(b.param_gather_exposed_s) + ", tied embedding " +
-       secs(b.tied_embedding_s) + ", gradient norm " + secs(b.grad_norm_s) + "\n";
+       secs(b.tied_embedding_s) + ", gradient norm " + secs(b.grad_norm_s) + ", straggler wait " +
+       secs(b.straggler_s) + ", fixed per-step overhead " + secs(b.step_overhead_s) + "\n";
 
   // ---- Per pipeline rank ------------------------------------------------------------------
   o += "\nPer pipeline rank (time: forward + backward of one micro-batch, all its chunks):\n";
@@ -357,6 +362,10 @@ std::string schedule_trace_json(const Candidate& c, const ExplainedRow& row) {
     tail("optimizer", at, e.optimizer_s);
     at += e.optimizer_s;
     tail("parameter all-gather (exposed)", at, b.param_gather_exposed_s);
+    at += b.param_gather_exposed_s;
+    tail("straggler wait", at, b.straggler_s);
+    at += b.straggler_s;
+    tail("per-step overhead", at, b.step_overhead_s);
   }
   o += "\n]}\n";
   return o;

@@ -2,6 +2,7 @@
 // definition per knob"). Every key is one row of kKeys below: its parser, range
 // check, unit conversion, canonical text, default and help all derive from it.
 #include "ppsearch/spec/keys.hpp"
+#include "ppsearch/spec/stacks.hpp"
 #include "ppsearch/util/text.hpp"
 
 #include <algorithm>
@@ -507,8 +508,8 @@ std::vector<KeyDef> build_table() {
                            false, "fraction of TP communication hidden behind compute"));
   t.push_back(fraction_key("cluster.dp_comm_overlap", PPSEARCH_REF(double, cluster.dp_comm_overlap),
                            false,
-                           "fraction of the DP gradient reduction that can hide behind the last "
-                           "backward pass"));
+                           "no effect (kept so that older files load): DP and ZeRO traffic is "
+                           "charged against the compute it hides behind, docs/step-time.md"));
   t.push_back(enum_key(
       "cluster.p2p", {"async", "blocking"},
       [](const Problem& p) { return p.cluster.p2p_blocking ? 1 : 0; },
@@ -589,6 +590,41 @@ std::vector<KeyDef> build_table() {
   t.push_back(bool_key("search.fsdp_with_pp", PPSEARCH_REF(bool, search.fsdp_with_pp),
                        "also search ZeRO-2/3 (FSDP) with PP > 1, costed as torchtitan runs them; "
                        "off = the rule zero23_needs_pp1 (docs/moe.md)"));
+
+  // ---- step time: software stacks, overlap, fixed costs (docs/step-time.md) ----
+  t.push_back(string_key("training.stack", PPSEARCH_REF(std::string, training.stack),
+                         "software-stack profile: sets the overlap and fusion keys that are not "
+                         "given explicitly (docs/step-time.md); also --stack",
+                         stack_names()));
+  t.push_back(bool_key("training.tp_comm_overlap", PPSEARCH_REF(bool, training.tp_comm_overlap),
+                       "TP collectives pipelined with their GEMMs (Megatron --tp-comm-overlap, "
+                       "Transformer Engine userbuffers); default from training.stack"));
+  t.push_back(bool_key("training.p2p_overlap", PPSEARCH_REF(bool, training.p2p_overlap),
+                       "interleaved schedules send and receive activations asynchronously "
+                       "(Megatron overlap_p2p_comm); default from training.stack"));
+  t.push_back(
+      within(float_key("training.attention_efficiency_scale",
+                       PPSEARCH_REF(double, training.attention_efficiency_scale), kNoUnit, 0, true,
+                       "factor on gpu.attention_efficiency for the stack's attention "
+                       "kernels (FlashAttention generation); default from training.stack"),
+             0.1, 2));
+  t.push_back(bool_key("training.fused_elementwise", PPSEARCH_REF(bool, training.fused_elementwise),
+                       "norm, activation and RoPE run as fused kernels (false: eager PyTorch, "
+                       "about twice the memory traffic); default from training.stack"));
+  t.push_back(within(
+      float_key("training.step_overhead_s", PPSEARCH_REF(double, training.step_overhead_s), kNoUnit,
+                0, false, "fixed time per step outside the model: data loading, logging"),
+      0, 60));
+  t.push_back(fraction_key("gpu.comm_contention", PPSEARCH_REF(double, gpu.comm_contention), false,
+                           "share of compute throughput lost while a communication kernel runs "
+                           "beside it (SMs and HBM taken by NCCL); 1 = overlap hides nothing"));
+  t.push_back(
+      within(float_key("gpu.kernel_overhead_us", PPSEARCH_REF(double, gpu.kernel_overhead_s), kUs,
+                       0, false, "fixed cost per non-GEMM kernel (launch, prologue, tail)"),
+             0, 1e3));
+  t.push_back(fraction_key("cluster.step_jitter", PPSEARCH_REF(double, cluster.step_jitter), false,
+                           "per-rank step-time jitter (coefficient of variation) that a blocking "
+                           "collective waits for: the straggler term"));
 
   for (auto& d : t) {
     if (d.allowed.empty()) d.allowed = generated_allowed(d);

@@ -7,8 +7,8 @@ source "$SOURCE_DIR/tests/e2e/_lib.sh"
 export PPSEARCH PPSEARCH_SHOW SOURCE_DIR
 RT="$SOURCE_DIR/tests/e2e/_emit_roundtrip.py"
 
-# The default search: its top rows are ZeRO-3 (FSDP).
-expect_rc 0 "$PPSEARCH" --gpus 128 --output default.h5 --overwrite --quiet
+# A ZeRO-3 (FSDP) search: torchtitan runs its rows, Megatron-LM and NeMo refuse them.
+expect_rc 0 "$PPSEARCH" --gpus 128 --zero 3 --output default.h5 --overwrite --quiet
 expect_rc 0 "$PY" "$RT" default.h5 torchtitan 10
 grep -qx "torchtitan: rows 10 launchable 10 refused 0" out.txt && ok "torchtitan runs the top 10" ||
   { bad "torchtitan top 10: $(cat out.txt)"; }
@@ -22,8 +22,10 @@ grep -q "NOT RUNNABLE: ZeRO stage 3 has no Megatron-LM flag" out.txt && grep -q 
   ok "the refusal names the reason and torchtitan" || bad "refusal text: $(cat out.txt)"
 if grep -v '^#' out.txt | grep -q .; then bad "a refused row printed flags"; else ok "no flags for a refused row"; fi
 
-# Rows Megatron-LM can run: ZeRO 0/1 (interleaved, uneven layouts), full recompute, 1F1B, no SP.
-expect_rc 0 "$PPSEARCH" --gpus 128 --zero 0,1 --output z01.h5 --overwrite --quiet
+# Rows Megatron-LM can run: ZeRO 0/1 (interleaved, uneven layouts), full recompute, 1F1B, no SP
+# (zero-bubble schedules, which Megatron-LM does not run, left out).
+expect_rc 0 "$PPSEARCH" --gpus 128 --zero 0,1 --schedule 1f1b,interleaved-1f1b --output z01.h5 \
+  --overwrite --quiet
 expect_rc 0 "$PPSEARCH" --gpus 64 --zero 0 --recompute full --pp 4 --schedule 1f1b --sp off \
   --output full.h5 --overwrite --quiet
 # Partial recompute: Megatron's block method, N layers a stage.
@@ -41,7 +43,8 @@ grep -qx "torchtitan: rows 10 launchable 10 refused 0" out.txt && ok "torchtitan
   bad "torchtitan on full.h5: $(cat out.txt)"
 
 # --emit prints the same text as ppsearch-show for row 0; alone with --quiet.
-expect_rc 0 "$PPSEARCH" --gpus 128 --zero 0,1 --output z01b.h5 --overwrite --quiet --emit nemo
+expect_rc 0 "$PPSEARCH" --gpus 128 --zero 0,1 --schedule 1f1b,interleaved-1f1b --output z01b.h5 \
+  --overwrite --quiet --emit nemo
 cp out.txt emit_quiet.txt
 expect_rc 0 "$PPSEARCH_SHOW" z01b.h5 --emit nemo
 if diff <(grep -v '^# z01b.h5 row\|^# predicted' out.txt) emit_quiet.txt >/dev/null; then

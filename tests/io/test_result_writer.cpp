@@ -95,6 +95,9 @@ const std::vector<Member> kRowMembers = {
     ROW(cost, K::kF64),
     ROW(ep, K::kI32),  // mixture of experts (docs/moe.md)
     ROW(etp, K::kI32),
+    // Uncertainty of the top rows (docs/uncertainty.md).
+    ROW(iteration_time_lo_s, K::kF64),
+    ROW(iteration_time_hi_s, K::kF64),
 };
 #undef ROW
 #define STAGE(m, k) \
@@ -348,10 +351,26 @@ std::vector<ResultRow> random_rows(std::mt19937_64& rng, int n) {
     r.zero_stage = static_cast<std::int8_t>(static_cast<int>(rng() % 4) - (i == 0 ? 4 : 0));
     r.feasible = static_cast<std::uint8_t>(rng() % 2);
     r.infeasible_reason = static_cast<std::uint8_t>(rng() % kReasonNames.size());
-    for (double* d : {&r.iteration_time_s, &r.mfu, &r.hfu, &r.tflops_per_gpu, &r.tokens_per_s,
-                      &r.bubble_fraction, &r.peak_memory_gb, &r.compute_s, &r.tp_comm_s,
-                      &r.cp_comm_s, &r.pp_comm_s, &r.dp_comm_s, &r.pipeline_s, &r.optimizer_s,
-                      &r.needed_memory_gb, &r.time_to_train_s, &r.gpu_hours, &r.cost}) {
+    for (double* d : {&r.iteration_time_s,
+                      &r.mfu,
+                      &r.hfu,
+                      &r.tflops_per_gpu,
+                      &r.tokens_per_s,
+                      &r.bubble_fraction,
+                      &r.peak_memory_gb,
+                      &r.compute_s,
+                      &r.tp_comm_s,
+                      &r.cp_comm_s,
+                      &r.pp_comm_s,
+                      &r.dp_comm_s,
+                      &r.pipeline_s,
+                      &r.optimizer_s,
+                      &r.needed_memory_gb,
+                      &r.time_to_train_s,
+                      &r.gpu_hours,
+                      &r.cost,
+                      &r.iteration_time_lo_s,
+                      &r.iteration_time_hi_s}) {
       const auto pick = rng() % 10;
       *d = pick == 0   ? kNaN
            : pick == 1 ? std::numeric_limits<double>::denorm_min()
@@ -584,7 +603,8 @@ TEST_F(ResultWriterTest, IdenticalRowsGiveIdenticalBytes) {
     w->commit(other);
   }
   const auto ba = raw_bytes(a, "candidates");
-  ASSERT_EQ(ba.size(), clean.size() * 202u);  // 9*4 + 6*1 + 15*8 + 2*4 + 3*8 + 2*4 per packed row
+  // 9*4 + 6*1 + 15*8 + 2*4 + 3*8 + 2*4 (ep, etp) + 2*8 (lo, hi) bytes per packed row
+  ASSERT_EQ(ba.size(), clean.size() * 218u);
   EXPECT_TRUE(ba == raw_bytes(b, "candidates"));
   EXPECT_TRUE(raw_bytes(a, "best") == raw_bytes(b, "best"));
   EXPECT_FALSE(raw_bytes(a, "candidates") == raw_bytes(a, "stages"));  // the helper can differ

@@ -33,6 +33,10 @@ struct RunRequest {
   std::string trace_path;       ///< --trace FILE.json: Chrome-trace JSON of that schedule
   bool emit = false;            ///< --emit given: print the best row's launch configuration
   LaunchFormat emit_format = LaunchFormat::kMegatron;  ///< --emit FORMAT
+  // Re-evaluation of chosen rows (docs/uncertainty.md):
+  int uncertainty_top = 10;  ///< --uncertainty-top N: rows per GPU count with bounds (0 = off)
+  std::vector<std::string> regret_labels;  ///< --regret-clusters: each cluster's label
+  std::vector<Problem> regret_problems;    ///< the problem on each of those clusters
 };
 
 /// \brief The result of parsing: either a run (`run` true, `request` filled) or an

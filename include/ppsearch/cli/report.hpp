@@ -10,6 +10,7 @@
 
 #include "ppsearch/cli/options.hpp"
 #include "ppsearch/io/result_writer.hpp"
+#include "ppsearch/runtime/reevaluate.hpp"
 #include "ppsearch/runtime/run.hpp"
 #include "ppsearch/search/enumerate.hpp"
 
@@ -32,8 +33,13 @@ void print_emitted(std::ostream& os, const Problem& problem, const RunRequest& r
 std::string rule_summary(const Enumeration& en);  // "rule=removed;..." in rule order
 std::string reason_summary(const SearchOutput& out);
 
+// `uncertainty` (may be null): the step-time bounds of the top rows, printed after the table
+// with the robust winner (docs/uncertainty.md).
 void print_report(std::ostream& os, const Problem& problem, const RunRequest& req,
-                  const Enumeration& en, const SearchOutput& out, const ResultMeta& meta);
+                  const Enumeration& en, const SearchOutput& out, const ResultMeta& meta,
+                  const TopRowUncertainty* uncertainty = nullptr);
+// The --regret-clusters matrix per GPU count (docs/uncertainty.md "Cross-topology regret").
+void print_regret(std::ostream& os, const std::vector<RegretRow>& rows);
 void print_no_feasible(std::ostream& os, const Enumeration& en, const SearchOutput& out);
 
 // The explain report (docs/explain.md) of the best row: printed when req.explain is set or the

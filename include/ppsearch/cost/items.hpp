@@ -42,6 +42,12 @@ struct ItemCost {
   double expert_params = 0;
   double ep_comm_s = 0;
   double ep_total_s = 0;
+  // For the TP overlap charge (docs/step-time.md; transformer layer only): GEMM time of the
+  // forward and of the backward (dgrad + wgrad, + the replayed forward under full
+  // recomputation), the exposed TP time inside fwd_s / bwd_s, and the whole TP time of each.
+  double gemm_fwd_s = 0, gemm_bwd_s = 0;
+  double tp_fwd_s = 0, tp_bwd_s = 0;
+  double tp_fwd_total_s = 0, tp_bwd_total_s = 0;
 };
 
 struct ChainCosts {

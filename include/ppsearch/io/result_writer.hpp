@@ -35,6 +35,10 @@ struct ResultRow {
   double cost;             // gpu_hours · cluster.price_per_gpu_hour
   // Mixture of experts (docs/moe.md): expert-parallel and expert-tensor-parallel degrees.
   std::int32_t ep, etp;
+  // Uncertainty (docs/uncertainty.md): the step time with the calibration constants varied over
+  // their ranges, for each GPU count's first --uncertainty-top rows; NaN in the other rows.
+  double iteration_time_lo_s;
+  double iteration_time_hi_s;
 };
 
 // One row of /stages.
@@ -69,6 +73,46 @@ struct ResultMeta {
   std::string mfu_basis;  // what mfu is measured against, and the precision (docs/precision.md)
 };
 
+// Cross-topology regret and uncertainty tables (docs/uncertainty.md, docs/interface.md):
+// small, written once before commit().
+// One /regret row: the best configuration found on `tuned_on`, evaluated on `run_on`.
+struct RegretRow {
+  std::int32_t gpus = 0;
+  std::string tuned_on, run_on;  // cluster labels (preset name or INI file stem)
+  std::int32_t tp = 0, pp = 0, cp = 0, dp = 0, vpp = 0, mbs = 0, num_microbatches = 0;
+  std::string schedule, recompute;  // command-line names
+  std::int8_t sequence_parallel = 0, zero_stage = 0;
+  std::int32_t recompute_num_layers = 0;
+  std::int32_t ep = 1, etp = 1;      // expert degrees (docs/moe.md; 1 for dense models)
+  std::uint8_t feasible = 0;         // feasible on run_on
+  std::string infeasible_reason;     // "none", "memory", ..., or "no feasible configuration"
+  std::uint8_t in_search_space = 0;  // run_on's enumeration holds this configuration
+  double iteration_time_s = 0;       // on run_on (NaN when infeasible)
+  double best_time_s = 0;            // run_on's own best step time
+  double regret_pct = 0;             // 100·(iteration_time_s − best_time_s)/best_time_s
+  double worst_regret_pct = 0;       // the largest regret_pct of this tuned_on row set (inf if any
+                                     // run_on is infeasible)
+  std::uint8_t robust = 0;           // this tuned_on configuration has the smallest worst regret
+};
+// One /uncertainty row: one top row re-evaluated with one constant at one end of its range.
+struct UncertaintyRow {
+  std::int64_t candidate = 0;  // row index into /candidates
+  std::int32_t gpus = 0;
+  std::string constant;         // configuration key, e.g. gpu.gemm_efficiency
+  std::string end;              // "low" or "high"
+  double value = 0;             // the constant's value (file units)
+  double iteration_time_s = 0;  // step time with it (NaN when infeasible)
+  std::int32_t rank = 0;        // 1-based rank of the row among its GPU count's varied rows
+};
+// One /robust row per GPU count: its robust winner (smallest iteration_time_hi_s).
+struct RobustRow {
+  std::int32_t gpus = 0;
+  std::int64_t candidate = -1;       // /candidates index of the robust winner
+  std::int64_t best_candidate = -1;  // /candidates index of the best row (= /best)
+  double iteration_time_s = 0, iteration_time_lo_s = 0, iteration_time_hi_s = 0;
+  std::int32_t rows_compared = 0;  // rows of that GPU count with bounds
+};
+
 class ResultWriter {
  public:
   virtual ~ResultWriter() = default;  // an uncommitted writer removes its temporary files
@@ -80,6 +124,10 @@ class ResultWriter {
   // repeatedly.
   virtual void write_stages(const std::vector<StageRow>& rows) = 0;
   virtual void write_best(const std::vector<ResultRow>& rows) = 0;  // once
+  // Cross-topology regret and uncertainty (once each, before commit; docs/uncertainty.md).
+  virtual void write_regret(const std::vector<RegretRow>& rows) = 0;
+  virtual void write_uncertainty(const std::vector<UncertaintyRow>& rows,
+                                 const std::vector<RobustRow>& robust) = 0;
   // Writes the attributes, syncs and closes the file, and moves it onto the final name.
   virtual void commit(const ResultMeta& meta) = 0;
 };
@@ -121,8 +169,11 @@ enum class TextFormat { kCsv, kJson };
 // regular files only). CSV: PATH holds /candidates, PATH's stem + "_stages.csv" and "_best.csv"
 // the other tables (all three are checked and placed together). JSON: one object with
 // "attributes", "candidates", "stages" and "best". Rows are written through as they arrive.
+// with_regret (--regret-clusters): CSV also writes STEM_regret.csv (csv_regret_path); JSON always
+// holds "regret", "uncertainty" and "robust" arrays (docs/uncertainty.md).
 std::unique_ptr<ResultWriter> make_text_result_writer(const std::string& path, bool overwrite,
-                                                      TextFormat format);
+                                                      TextFormat format, bool with_regret = false);
+std::string csv_regret_path(const std::string& path);
 
 // The companion file names of a CSV result: {PATH, STEM_stages.csv, STEM_best.csv}.
 std::vector<std::string> csv_result_paths(const std::string& path);

@@ -46,6 +46,9 @@ struct EvalBreakdown {
   double param_gather_exposed_s = 0;  // ZeRO-1/2 parameter all-gather, waited for
   double tied_embedding_s = 0;        // embedding-gradient all-reduce (tied embeddings)
   double grad_norm_s = 0;             // gradient-norm all-reduce
+  // Step-time mechanisms (docs/step-time.md): optimizer, clipping and buffer zeroing; the fixed
+  // per-step overhead; the straggler wait of the blocking collectives.
+  double optimizer_s = 0, step_overhead_s = 0, straggler_s = 0;
 };
 
 // Holds per-thread workspaces so that the hot loop does not allocate. Not
@@ -76,6 +79,11 @@ class Evaluator {
  private:
   std::unique_ptr<Impl> impl_;
 };
+
+// Extra time that `comm_s` of communication adds when it runs beside `compute_s` of compute,
+// which loses the share `contention` of its throughput while both run (docs/step-time.md
+// "Overlap charge"): max(comm − compute, contention·comm), 0 without communication.
+double overlap_charge(double comm_s, double compute_s, double contention);
 
 // Convenience for tests and one-off calls.
 Evaluation evaluate(const Problem& problem, const Candidate& c, EvalOptions options = {});

@@ -82,6 +82,15 @@ struct TrainingSpec {
   double moe_load_imbalance = 1.0;  // tokens on the busiest expert rank / the mean (1 = balanced)
   double moe_a2a_overlap = 0.0;     // fraction of the dispatch/combine all-to-all hidden
   double moe_grouped_gemm_efficiency = 1.0;  // grouped expert GEMM throughput / dense GEMM's
+  // Software stack and step-time mechanisms (docs/step-time.md). training.stack names a profile
+  // (spec/stacks.hpp) that sets the keys below and the overlap / fusion keys above unless given;
+  // the loader applies it, so a Problem built in code keeps these struct defaults.
+  std::string stack = "nemo-25.x";
+  bool tp_comm_overlap = true;  // TP collectives pipelined with their GEMMs (TE userbuffers)
+  bool p2p_overlap = true;      // interleaved schedules send/receive asynchronously
+  double attention_efficiency_scale = 1.0;  // FlashAttention generation, × gpu.attention_efficiency
+  bool fused_elementwise = true;            // fused norm / activation / RoPE kernels (false: eager)
+  double step_overhead_s = 0.02;            // per-step data loading, logging, Python (seconds)
 };
 
 struct GpuSpec {
@@ -107,6 +116,10 @@ struct GpuSpec {
   double peak_fp8_flop_per_s = 0;  // dense FP8 tensor-core peak; 0 = no FP8 (fp8 refused)
   double gemm_efficiency_fp8 = 0;  // fraction of the FP8 peak in training; 0 = gemm_efficiency
   bool mxfp8 = false;              // tensor cores take block-scaled MXFP8 (Blackwell)
+  // Step-time mechanisms (docs/step-time.md).
+  // Share of compute throughput lost while a collective runs beside it.
+  double comm_contention = 0.25;
+  double kernel_overhead_s = 3e-6;  // fixed cost per non-GEMM kernel (launch, prologue, tail)
 };
 
 struct ClusterSpec {
@@ -123,10 +136,13 @@ struct ClusterSpec {
   double nvlink_efficiency = 0.8;  // achieved bus bandwidth / line rate
   double network_efficiency = 0.9;
   double tp_comm_overlap = 0.0;  // fraction of TP communication hidden behind compute
-  double dp_comm_overlap = 0.9;  // fraction of the last backward available to hide DP reduction
+  double dp_comm_overlap = 0.9;  // no effect (older files load); docs/step-time.md
   bool p2p_blocking = true;      // Megatron non-interleaved 1F1B uses blocking p2p
   bool allow_tp_across_domains = false;
   double price_per_gpu_hour = 0;  // cluster.price_per_gpu_hour, user's currency; 0 = not given
+  // Step-time mechanisms (docs/step-time.md): per-rank step-time jitter (coefficient of variation)
+  // behind the straggler term of the blocking collectives.
+  double step_jitter = 0.003;
 };
 
 struct SearchSpec {

@@ -1,0 +1,43 @@
+// Software-stack profiles (docs/step-time.md "Software stacks"): what a training framework
+// overlaps and fuses by default. `training.stack = NAME` (also --stack NAME) sets the keys of
+// kStackKeys that no file, --set or option gave explicitly.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ppsearch/spec/specs.hpp"
+
+namespace ppsearch {
+
+struct StackProfile {
+  const char* name;
+  bool overlap_grad_reduce;   // training.overlap_grad_reduce
+  bool overlap_param_gather;  // training.overlap_param_gather
+  bool tp_comm_overlap;       // training.tp_comm_overlap
+  bool p2p_overlap;           // training.p2p_overlap (interleaved schedules)
+  double attention_scale;     // training.attention_efficiency_scale (FlashAttention generation)
+  bool fused_elementwise;     // training.fused_elementwise
+  bool cross_entropy_fusion;  // training.cross_entropy_fusion
+  bool grad_reduce_in_fp32;   // training.grad_reduce_in_fp32
+  const char* summary;        // one line for docs and --help
+};
+
+inline constexpr const char* kDefaultStack = "nemo-25.x";
+
+// The stack-controlled keys, in the order StackProfile lists them.
+const std::vector<std::string>& stack_keys();
+
+// Canonical profile names (megatron-2021, nemo-24.x, nemo-25.x, torchtitan-2024, tuned).
+const std::vector<std::string>& stack_names();
+
+// The profile of a canonical name or of an alias the runs CSV uses (megatron, nemo,
+// torchtitan); nullptr when unknown.
+const StackProfile* find_stack(const std::string& name);
+
+// Sets every key of stack_keys() that is not in `explicit_keys` from the profile named by
+// problem->training.stack. Returns false (and changes nothing) when the name is unknown.
+bool apply_stack(Problem* problem, const std::set<std::string>& explicit_keys);
+
+}  // namespace ppsearch

@@ -1,0 +1,113 @@
+// Software-stack profiles (docs/step-time.md "Software stacks"). Each row says what a training
+// framework overlaps and fuses when a user runs its published recipe; the sources of each
+// setting are given in docs/step-time.md, summarised beside the rows.
+#include "ppsearch/spec/stacks.hpp"
+
+namespace ppsearch {
+namespace {
+
+// Columns: grad-reduce overlap, param-gather overlap, TP comm overlap, p2p overlap (interleaved),
+// attention efficiency scale, fused element-wise kernels, fused cross entropy, fp32 main grads.
+constexpr StackProfile kProfiles[] = {
+    // Megatron-LM as in Narayanan et al. (SC21) and Korthikanti et al. (2022): the local DDP
+    // all-reduces the contiguous gradient buffer after the backward (no --overlap-grad-reduce,
+    // which came in 2023), no distributed optimizer yet (so no parameter gather), no TE
+    // userbuffers, interleaved p2p as batched isend/irecv waited at once; fused bias-GeLU,
+    // bias-dropout-add, scaled-masked-softmax and layer norm kernels (megatron/fused_kernels);
+    // vocab-parallel cross entropy with its fp32 copy; fp32 main gradients. No FlashAttention:
+    // the s x s scores are materialised and the softmax is memory-bound, and only bias-GeLU and
+    // the softmax were fused (dropout, residual adds and layer norm ran as separate kernels).
+    // Fitted on the A100 rows of these runs: attention at 0.2 of the preset's fused-attention
+    // efficiency (0.08 of peak) and element-wise kernels at half the fused bandwidth
+    // (memory efficiency 0.42 against 0.8 fused; docs/step-time.md).
+    {"megatron-2021", false, false, false, false, 0.2, false, false, true,
+     "Megatron-LM 2021-2022 (SC21, Korthikanti et al.): no DP, TP or p2p overlap, fp32 grads"},
+    // NeMo 24.x performance recipes (the DGX Cloud benchmark runs): distributed optimizer with
+    // overlap_grad_sync and overlap_param_gather (NeMo docs, "Communication Overlap"), TE
+    // userbuffers TP overlap (ub_tp_comm_overlap) and overlap_p2p_comm with interleaving
+    // (MegatronCommOverlapCallback), cuDNN fused attention through Transformer Engine (the
+    // H100 preset's attention efficiency was fitted on these runs: scale 1), TE fused kernels,
+    // Megatron's vocab-parallel cross entropy (cross_entropy_loss_fusion off by default), bf16
+    // gradient reduction (grad_sync_dtype=bf16 in the launcher's performance configurations).
+    {"nemo-24.x", true, true, true, true, 1.0, true, false, false,
+     "NeMo 24.x performance recipes: DP, TP and p2p overlap, bf16 grads"},
+    // NeMo 25.x / Megatron-Bridge performance recipes: as 24.x, plus the fused cross entropy
+    // (cross_entropy_loss_fusion = True) and grad_reduce_in_fp32 = False set by the recipes.
+    {"nemo-25.x", true, true, true, true, 1.0, true, true, false,
+     "NeMo 25.x / Megatron-Bridge performance recipes: as nemo-24.x plus fused cross entropy"},
+    // torchtitan (2024 releases): FSDP2 reduce-scatters gradients and prefetches parameter
+    // all-gathers behind compute (both overlaps on), TP without async TP
+    // (enable_async_tensor_parallel off by default), pipeline p2p not overlapped, attention by
+    // PyTorch SDPA (FlashAttention-2 kernels: about 0.7 of cuDNN/FA-3 attention throughput on
+    // H100, Shah et al. 2024, FlashAttention-3 §4.1), eager element-wise ops
+    // (compile off by default), eager cross entropy, fp32 gradient reduction
+    // (mixed_precision_reduce = float32).
+    {"torchtitan-2024", true, true, false, false, 0.7, false, false, true,
+     "torchtitan 2024 (FSDP2, eager, SDPA/FA-2): DP overlap only, fp32 grad reduce"},
+    // Everything a current stack can turn on: every overlap, fused kernels and cross entropy,
+    // bf16 gradient reduction. Attention stays at the preset's calibration.
+    {"tuned", true, true, true, true, 1.0, true, true, false,
+     "every overlap and fusion on, bf16 grads"},
+};
+
+struct Alias {
+  const char* alias;
+  const char* name;
+};
+// The runs CSV's older stack names.
+constexpr Alias kAliases[] = {
+    {"megatron", "megatron-2021"}, {"nemo", "nemo-24.x"}, {"torchtitan", "torchtitan-2024"}};
+
+}  // namespace
+
+const std::vector<std::string>& stack_keys() {
+  static const std::vector<std::string> kKeys = {"training.overlap_grad_reduce",
+                                                 "training.overlap_param_gather",
+                                                 "training.tp_comm_overlap",
+                                                 "training.p2p_overlap",
+                                                 "training.attention_efficiency_scale",
+                                                 "training.fused_elementwise",
+                                                 "training.cross_entropy_fusion",
+                                                 "training.grad_reduce_in_fp32"};
+  return kKeys;
+}
+
+const std::vector<std::string>& stack_names() {
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> v;
+    for (const StackProfile& p : kProfiles) v.emplace_back(p.name);
+    return v;
+  }();
+  return kNames;
+}
+
+const StackProfile* find_stack(const std::string& name) {
+  std::string target = name;
+  for (const Alias& a : kAliases) {
+    if (name == a.alias) target = a.name;
+  }
+  for (const StackProfile& p : kProfiles) {
+    if (target == p.name) return &p;
+  }
+  return nullptr;
+}
+
+bool apply_stack(Problem* problem, const std::set<std::string>& explicit_keys) {
+  const StackProfile* s = find_stack(problem->training.stack);
+  if (!s) return false;
+  TrainingSpec& t = problem->training;
+  auto set = [&](const char* key, auto value, auto& field) {
+    if (explicit_keys.count(key) == 0) field = value;
+  };
+  set("training.overlap_grad_reduce", s->overlap_grad_reduce, t.overlap_grad_reduce);
+  set("training.overlap_param_gather", s->overlap_param_gather, t.overlap_param_gather);
+  set("training.tp_comm_overlap", s->tp_comm_overlap, t.tp_comm_overlap);
+  set("training.p2p_overlap", s->p2p_overlap, t.p2p_overlap);
+  set("training.attention_efficiency_scale", s->attention_scale, t.attention_efficiency_scale);
+  set("training.fused_elementwise", s->fused_elementwise, t.fused_elementwise);
+  set("training.cross_entropy_fusion", s->cross_entropy_fusion, t.cross_entropy_fusion);
+  set("training.grad_reduce_in_fp32", s->grad_reduce_in_fp32, t.grad_reduce_in_fp32);
+  return true;
+}
+
+}  // namespace ppsearch

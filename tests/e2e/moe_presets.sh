@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Mixture-of-experts presets end to end (docs/moe.md): each MoE preset searches, ranks feasible
+# rows that use expert parallelism, writes the ep/etp columns, emits Megatron's MoE arguments,
+# and the MoE validation file (tests/validation/runs-moe.csv) is read and modelled row by row.
+# The step-time error of runs-moe.csv is reported by ppsearch-validate, not bounded here: its FP8
+# rows are modelled as BF16 until precision is modelled (docs/moe.md "Validation").
+source "$SOURCE_DIR/tests/e2e/_lib.sh"
+: "${PPSEARCH_VALIDATE:?path of the ppsearch-validate binary}"
+
+for spec in "deepseek-v3 h200-8gpu-ndr 256" "mixtral-8x22b h100-8gpu-ndr 64" \
+            "qwen3-30b-a3b h100-8gpu-ndr 16"; do
+  read -r model cluster gpus <<<"$spec"
+  expect_rc 0 "$PPSEARCH" --model "$model" --cluster "$cluster" --gpus "$gpus" --threads 2 \
+    --output "$model.csv" --overwrite --top 3
+  # The CSV has the ep and etp columns; some feasible row uses EP > 1; every ep divides the
+  # expert count and ep·etp divides tp·cp·dp (the folding rule).
+  if "$PY" - "$model.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+assert rows and "ep" in rows[0] and "etp" in rows[0], "ep/etp columns"
+feasible = [r for r in rows if r["feasible"] == "1"]
+assert any(int(r["ep"]) > 1 for r in feasible), "no feasible row with ep > 1"
+for r in rows:
+    ep, etp = int(r["ep"]), int(r["etp"])
+    ranks = int(r["tp"]) * int(r["cp"]) * int(r["dp"])
+    assert ranks % (ep * etp) == 0, r
+PY
+  then ok "$model: ep/etp columns, EP > 1 rows, folding rule"; else bad "$model: ep/etp check"; fi
+  expect_rc 0 "$PPSEARCH" --model "$model" --cluster "$cluster" --gpus "$gpus" --threads 2 \
+    --schedule 1f1b,interleaved-1f1b --zero 0,1 --output "$model-emit.csv" --overwrite --quiet \
+    --emit megatron
+  if grep -q -- "--num-experts" out.txt && grep -q -- "--expert-model-parallel-size" out.txt; then
+    ok "$model: Megatron MoE arguments emitted"
+  else
+    bad "$model: no --num-experts / --expert-model-parallel-size in the emitted arguments"
+    cat out.txt >&2
+  fi
+done
+
+# Deterministic: the same MoE sweep on 1 and 2 threads gives the same table.
+expect_rc 0 "$PPSEARCH" --model qwen3-30b-a3b --cluster h100-8gpu-ndr --gpus 16 --threads 1 \
+  --output det1.csv --overwrite --quiet
+expect_rc 0 "$PPSEARCH" --model qwen3-30b-a3b --cluster h100-8gpu-ndr --gpus 16 --threads 2 \
+  --output det2.csv --overwrite --quiet
+cmp -s det1.csv det2.csv && ok "MoE sweep: identical tables on 1 and 2 threads" \
+  || bad "MoE sweep: tables differ between 1 and 2 threads"
+
+# A dense model with an EP list: every EP > 1 removed by the rule ep_needs_moe.
+expect_rc 0 "$PPSEARCH" --model llama3-8b --gpus 16 --ep 1,2 --threads 2 --output dense.csv \
+  --overwrite --top 1
+grep -q "ep_needs_moe" out.txt && ok "dense model: ep_needs_moe counted" || bad "ep_needs_moe missing"
+
+# The MoE validation file: every row read and modelled, with the NeMo performance recipes'
+# gradient and loss settings (docs/moe.md "Validation"). MAX_MOE_BF16_ERROR_PCT bounds the mean
+# |step-time error| of the BF16 DeepSeek-V3 and Qwen3-235B rows (9.8 % today; the issue's target
+# for MoE rows is 12 %): a regression guard for the MoE cost model.
+MAX_MOE_BF16_ERROR_PCT=${MAX_MOE_BF16_ERROR_PCT:-12}
+expect_rc 0 "$PPSEARCH_VALIDATE" "$SOURCE_DIR/tests/validation/runs-moe.csv" \
+  --set training.grad_reduce_in_fp32=false --set training.cross_entropy_fusion=true
+grep -q "Step-time error (all rows, 20 of 20 modelled)" out.txt \
+  && ok "runs-moe.csv: 20 of 20 rows modelled" || { bad "runs-moe.csv not fully modelled"; cat out.txt >&2; }
+mean=$(awk '/^mb[0-9]+-gb[0-9]+-(dsv3|qwen3-235b)-bf16 / { e = $4; sub(/^\+/, "", e); if (e < 0) e = -e;
+             s += e; n++ } END { if (n == 4) printf "%.2f", s / n; else print "none" }' out.txt)
+if [ "$mean" != none ] && awk -v m="$mean" -v b="$MAX_MOE_BF16_ERROR_PCT" 'BEGIN { exit !(m <= b) }'; then
+  ok "BF16 DeepSeek-V3 / Qwen3-235B rows: mean |error| $mean % <= $MAX_MOE_BF16_ERROR_PCT %"
+else
+  bad "BF16 DeepSeek-V3 / Qwen3-235B rows: mean |error| $mean % (bound $MAX_MOE_BF16_ERROR_PCT %)"
+fi
+finish
