@@ -1157,6 +1157,7 @@ void Hdf5ResultWriter::commit(const ResultMeta& meta) {
     write_array_attr("rank_busy_s", meta.rank_busy_s);
     write_scalar_attr("rank_imbalance", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
                       canonical(meta.rank_imbalance));
+    write_string_attr("mfu_basis", meta.mfu_basis);
     close_objects();
     // The close writes the last metadata, syncs and closes the temporary file (sink_close).
     check_status(file_.close(), path_, "closing the file");

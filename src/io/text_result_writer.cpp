@@ -408,7 +408,8 @@ class TextResultWriter final : public ResultWriter {
            ", \"candidates_enumerated\": " + std::to_string(m.candidates_enumerated) +
            ", \"rule_counts\": " + json_string(m.rule_counts) +
            ", \"infeasible_counts\": " + json_string(m.infeasible_counts) +
-           ", \"rank_busy_s\": " + busy + ", \"rank_imbalance\": " + number(m.rank_imbalance) + "}";
+           ", \"rank_busy_s\": " + busy + ", \"rank_imbalance\": " + number(m.rank_imbalance) +
+           ", \"mfu_basis\": " + json_string(m.mfu_basis) + "}";
   }
 
   TextFormat format_;

@@ -73,6 +73,7 @@ struct ResultMeta {
   std::string infeasible_counts;           // "reason=count;..."
   std::vector<double> rank_busy_s;         // per MPI rank, evaluation busy time
   double rank_imbalance = 0;               // max/mean of rank_busy_s
+  std::string mfu_basis;  // what mfu is measured against, and the precision (docs/precision.md)
 };
 
 // Cross-topology regret and uncertainty tables (docs/uncertainty.md, docs/interface.md):
