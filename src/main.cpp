@@ -20,6 +20,7 @@
 #include "ppsearch/cli/options.hpp"
 #include "ppsearch/cli/report.hpp"
 #include "ppsearch/comm/communicator.hpp"
+#include "ppsearch/cost/precision.hpp"
 #include "ppsearch/io/config_file.hpp"
 #include "ppsearch/io/result_writer.hpp"
 #include "ppsearch/runtime/reevaluate.hpp"
@@ -258,6 +259,7 @@ int run(Communicator& comm, int argc, char** argv, Activity& activity) {
     meta.infeasible_counts = reason_summary(out);
     meta.rank_busy_s = out.rank_busy_s;
     meta.rank_imbalance = out.imbalance;
+    meta.mfu_basis = mfu_basis(problem);
     try {
       writer->write_best(out.best);
       writer->write_regret(regret_rows);

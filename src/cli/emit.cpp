@@ -294,11 +294,21 @@ LaunchConfig megatron(const Problem& p, const ResultRow& r,
   b.flag("--max-position-embeddings", m.seq_length);
   if (m.mlp == MlpKind::kSwiGLU) b.flag("--swiglu");
   if (!m.tied_embeddings) b.flag("--untie-embeddings-and-output-weights");
-  b.flag("--bf16");  // training.precision allows bf16 only
+  b.flag("--bf16");
+  // FP8 (docs/precision.md): Megatron-LM --fp8-format / --fp8-recipe (tensorwise = current
+  // scaling) / --fp8-param-gather.
+  if (p.training.precision == "fp8") {
+    static const char* kRecipe[] = {"delayed", "tensorwise", "mxfp8"};
+    b.flag("--fp8-format", p.training.fp8_recipe == Fp8Recipe::kMxfp8 ? "e4m3" : "hybrid");
+    b.flag("--fp8-recipe", kRecipe[static_cast<int>(p.training.fp8_recipe)]);
+    if (p.training.fp8_param_gather) b.flag("--fp8-param-gather");
+  }
   b.flag("--tensor-model-parallel-size", r.tp);
   b.flag("--pipeline-model-parallel-size", r.pp);
   b.flag("--context-parallel-size", r.cp);
   if (r.sequence_parallel && r.tp > 1) b.flag("--sequence-parallel");
+  // Rank placement tp-cp-pp-dp (docs/topology.md): Megatron-Core's order "tp-cp-ep-pp-dp".
+  if (r.placement == 1) b.flag("--use-tp-pp-dp-mapping");
   const int stages = r.pp * r.vpp;
   if (pipelined(r)) {
     if (even_split(st, m.layers, stages)) {
@@ -380,6 +390,18 @@ LaunchConfig nemo(const Problem& p, const ResultRow& r, const std::vector<std::p
   b.flag("model.gated_linear_unit", tf(m.mlp == MlpKind::kSwiGLU));
   b.flag("model.share_embeddings_and_output_weights", tf(m.tied_embeddings));
   b.flag("model.bf16", "true");
+  if (r.placement == 1)  // rank placement (docs/topology.md)
+    b.approx(
+        "rank placement tp-cp-pp-dp: set Megatron-Core's use_tp_pp_dp_mapping as the recipe "
+        "allows; the default order places the ranks tp-cp-dp-pp");
+  if (p.training.precision == "fp8") {  // docs/precision.md
+    static const char* kRecipe[] = {"delayed", "tensorwise", "mxfp8"};
+    b.flag("model.fp8", p.training.fp8_recipe == Fp8Recipe::kMxfp8 ? "e4m3" : "hybrid");
+    b.flag("model.fp8_recipe", kRecipe[static_cast<int>(p.training.fp8_recipe)]);
+    if (p.training.fp8_param_gather) {
+      b.approx("training.fp8_param_gather: set mixed_precision.fp8_param_gather = true");
+    }
+  }
   b.flag("model.tensor_model_parallel_size", std::to_string(r.tp));
   b.flag("model.pipeline_model_parallel_size", std::to_string(r.pp));
   b.flag("model.virtual_pipeline_model_parallel_size",
@@ -458,6 +480,10 @@ LaunchConfig torchtitan(const Problem& p, const ResultRow& r,
   b.comment(
       "names pinned to pytorch/torchtitan b5bcd76c (2026-08-21), see docs/launch.md; "
       "the model itself is chosen with --module/--config");
+  if (r.placement == 1)  // rank placement (docs/topology.md)
+    b.approx(
+        "rank placement tp-cp-pp-dp has no torchtitan option: its device mesh keeps pp "
+        "outermost (tp-cp-dp-pp), which costs more on this fabric");
   const ModelSpec& m = p.model;
   const Schedule sch = schedule_of(r);
   std::string schedule_name;
@@ -544,6 +570,11 @@ LaunchConfig torchtitan(const Problem& p, const ResultRow& r,
   b.flag("--training.num_tokens_per_train_step",
          static_cast<long long>(r.global_batch_size) * m.seq_length);
   b.flag("--training.mixed_precision_param", "bfloat16");
+  if (p.training.precision == "fp8") {  // docs/precision.md
+    b.approx(
+        "training.precision = fp8 is modelled on Transformer Engine's recipes; torchtitan's FP8 "
+        "(--model.converters float8, torchao) is its own implementation and is not set here");
+  }
   if (r.tp > 1 && p.cluster.tp_comm_overlap > 0)
     b.approx(
         "cluster.tp_comm_overlap > 0 is modelled; torchtitan hides TP communication only "

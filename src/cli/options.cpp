@@ -75,6 +75,10 @@ constexpr KeyOption kKeyOptions[] = {
     {"price-per-gpu-hour", "cluster.price_per_gpu_hour", "PRICE",
      "price of one GPU-hour in your currency (= --set cluster.price_per_gpu_hour=PRICE): adds "
      "the cost of training --tokens and names the cheapest GPU count"},
+    // FP8 training (docs/precision.md).
+    {"precision", "training.precision", "NAME",
+     "compute precision of the linear layers: bf16 (default) or fp8 (= --set "
+     "training.precision=fp8; recipe: training.fp8_recipe)"},
     // Mixture of experts (docs/moe.md).
     {"ep", "search.ep", "LIST", "expert-parallel degrees (MoE models), a comma list or auto"},
     {"etp", "search.etp", "LIST", "expert-tensor-parallel degrees (MoE models), or auto (= 1)"},

@@ -47,6 +47,8 @@ std::string knob_difference(const ResultRow& lead, const ResultRow& other) {
   num("zero", lead.zero_stage, other.zero_stage);
   num("ep", lead.ep, other.ep);  // mixture of experts (docs/moe.md)
   num("etp", lead.etp, other.etp);
+  if (lead.placement != other.placement && other.placement < kNumPlacements)  // docs/topology.md
+    add("placement", to_string(static_cast<Placement>(other.placement)));
   return out.empty() ? "the same knobs" : out;
 }
 

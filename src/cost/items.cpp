@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ppsearch/cost/precision.hpp"
+
 namespace ppsearch {
 namespace {
 
@@ -110,17 +112,6 @@ StaticSplit static_bytes_per_param(int zero, double dr, bool fp32_grads) {
   return b;
 }
 
-double gemm_time(double m, double n, double k, const GpuSpec& g) {
-  if (m <= 0 || n <= 0 || k <= 0) return 0.0;
-  // Wave quantisation (NVIDIA Matrix Multiplication Background, DU-09799-001 ch. 3):
-  // output tiles are processed in waves of sm_count; a partial last wave idles SMs.
-  const double tiles = std::ceil(m / g.gemm_tile_m) * std::ceil(n / g.gemm_tile_n);
-  const double waves = std::ceil(tiles / g.sm_count);
-  const double q_wave = tiles / (waves * g.sm_count);
-  const double flops = 2.0 * m * n * k;
-  return flops / (g.peak_flop_per_s * g.gemm_efficiency * q_wave) + g.gemm_overhead_s;
-}
-
 // Workspace (docs/memory.md "Workspace"): CUDA context and cuBLAS/cuDNN/TE workspaces
 // (gpu.memory_reserved_gb) and the NCCL buffers of each communicator a rank belongs to
 // (gpu.comm_buffer_gb each: 0.54-0.69 GB measured per communicator on A100, NVIDIA/nccl
@@ -147,6 +138,10 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
   const double mem_bw = gpu.hbm_bytes_per_s * gpu.memory_efficiency;
   const double act_ovh = gpu.activation_overhead;
   const int ndom = cl.nvlink_domain_size;
+  // Training precision (docs/precision.md): FP8 linear GEMMs, their casts, FP8 weight copies and
+  // FP8-saved linear inputs.
+  const PrecisionPlan prec = precision_plan(pb.training, gpu);
+  const GemmPrecision lp = prec.linear;
 
   const GroupShape tp_group = group_shape(c.tp, 1, ndom);
   const GroupShape cp_group = group_shape(c.cp, c.tp, ndom);
@@ -177,13 +172,13 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     // GEMMs per TP rank (docs/algorithms.md §3.3): [m×k]·[k×n].
     const double qkv_n = (d.hq + 2 * d.hkv) / t, o_k = d.hq / t;
     const double fc1_n = d.F * (d.glu ? 2 : 1) / t, fc2_k = d.F / t;
-    const double g_fwd = gemm_time(m, qkv_n, d.h, gpu) + gemm_time(m, d.h, o_k, gpu) +
-                         gemm_time(m, fc1_n, d.h, gpu) + gemm_time(m, d.h, fc2_k, gpu);
+    const double g_fwd = gemm_time(m, qkv_n, d.h, gpu, lp) + gemm_time(m, d.h, o_k, gpu, lp) +
+                         gemm_time(m, fc1_n, d.h, gpu, lp) + gemm_time(m, d.h, fc2_k, gpu, lp);
     // dgrad [m×n]·[n×k] → output m×k; wgrad [k×m]·[m×n] → output k×n.
-    const double g_dgrad = gemm_time(m, d.h, qkv_n, gpu) + gemm_time(m, o_k, d.h, gpu) +
-                           gemm_time(m, d.h, fc1_n, gpu) + gemm_time(m, fc2_k, d.h, gpu);
-    const double g_wgrad = gemm_time(d.h, qkv_n, m, gpu) + gemm_time(o_k, d.h, m, gpu) +
-                           gemm_time(d.h, fc1_n, m, gpu) + gemm_time(fc2_k, d.h, m, gpu);
+    const double g_dgrad = gemm_time(m, d.h, qkv_n, gpu, lp) + gemm_time(m, o_k, d.h, gpu, lp) +
+                           gemm_time(m, d.h, fc1_n, gpu, lp) + gemm_time(m, fc2_k, d.h, gpu, lp);
+    const double g_wgrad = gemm_time(d.h, qkv_n, m, gpu, lp) + gemm_time(o_k, d.h, m, gpu, lp) +
+                           gemm_time(d.h, fc1_n, m, gpu, lp) + gemm_time(fc2_k, d.h, m, gpu, lp);
     // FlashAttention: the causal kernel skips masked blocks, so it executes half of
     // 4·b·s_q·s·h_q/t; backward ≈ 2.5× forward incl. FA's own recompute (§3.3).
     const double att_fwd_flops = 0.5 * 4.0 * m * d.s * d.hq / t;
@@ -194,8 +189,22 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     // 2F writes F; GeLU reads F writes F). Backward moves about twice the bytes.
     const double ew_fwd_bytes =
         kBf16 * m * (10.0 * d.h / tsp + 2.0 * (d.hq + d.hkv) / t + (d.glu ? 3.0 : 2.0) * d.F / t);
-    const double ew_fwd = ew_fwd_bytes / mem_bw;
-    const double ew_bwd = 2.0 * ew_fwd;
+    // FP8 quantisation passes (docs/precision.md, src/cost/precision.cpp): forward, the inputs
+    // of QKV and FC1 (before the SP gather) and of the out-projection and FC2; backward, the
+    // output gradients of the four GEMMs; per micro-batch, the layer's weights once per step
+    // spread over the step's micro-batches.
+    double cast_fwd = 0, cast_bwd = 0;
+    if (prec.fp8) {
+      const double w_elems =
+          d.h * (d.hq + 2 * d.hkv) / t + d.hq * d.h / t + d.h * fc1_n + fc2_k * d.h;
+      const double n_micro = std::max(1.0, double(pb.training.global_batch_size) / (c.dp * c.mbs));
+      const double x_elems = m * (2.0 * d.h / tsp + o_k + fc2_k);
+      const double dy_elems = m * (qkv_n + 2.0 * d.h / tsp + fc1_n);
+      cast_fwd = (x_elems + w_elems / n_micro) * prec.cast_bytes_per_element / mem_bw;
+      cast_bwd = dy_elems * prec.cast_bytes_per_element / mem_bw;
+    }
+    const double ew_fwd = ew_fwd_bytes / mem_bw + cast_fwd;
+    const double ew_bwd = 2.0 * (ew_fwd - cast_fwd) + cast_bwd;
 
     // TP collectives per layer (§5.4; Shoeybi et al. §3, Korthikanti §4.2.2).
     double tp_fwd = 0, tp_bwd = 0, tp_all = 0, tp_all_fwd = 0;  // *_all: hidden + exposed
@@ -249,8 +258,8 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
         // Per-op (torchtitan): every second matmul and the element-wise ops run again.
         for (int i = 1; i < n_mm; i += 2) {
           const bool row_parallel = (i == 3) || (i == n_mm - 1);  // wo, w2: k sharded
-          bwd_compute += row_parallel ? gemm_time(m, mm[i].n, mm[i].k / t, gpu)
-                                      : gemm_time(m, mm[i].n / t, mm[i].k, gpu);
+          bwd_compute += row_parallel ? gemm_time(m, mm[i].n, mm[i].k / t, gpu, lp)
+                                      : gemm_time(m, mm[i].n / t, mm[i].k, gpu, lp);
         }
         bwd_compute += ew_fwd;
       } else {
@@ -280,13 +289,24 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     // Parameters: TP-sharded matrices + replicated norms (§4.1).
     L.params = (d.h * (d.hq + 2 * d.hkv) + d.hq * d.h + d.h * d.F * (d.glu ? 3 : 2)) / t + 2 * d.h;
     set_static(L);
+    // FP8 copies of the linear weights (and their transposes) next to the bf16 ones; under
+    // ZeRO-3 only the gathered layer holds them (docs/precision.md "Memory").
+    const double fp8_weights = prec.weight_copy_bytes * (L.params - 2 * d.h);
+    if (!zero3) {
+      L.weight_bytes += fp8_weights;
+      L.static_bytes += fp8_weights;
+    }
     // Activations (§4.2, Llama-style generalisation of Korthikanti Table 2): norm
     // inputs and QKV/FC1 inputs (8h, SP-sharded), Q, K, V, O (4h_q + 4h_kv), FC1
     // output and activation output (6F SwiGLU, 4F GeLU), FA's fp32 log-sum-exp.
     const double a_core = kBf16 * m * (4.0 * d.h / tsp);  // the 8h term
     const double a_tp = m * (4.0 * d.hq + 4.0 * d.hkv + (d.glu ? 6.0 : 4.0) * d.F) / t;
     const double a_lse = kFp32 * m * d.a / t;
-    const double a_none = a_core + a_tp + a_lse;
+    // In FP8 the inputs of QKV and FC1 (h each, SP-sharded) and of the out-projection (h_q) and
+    // FC2 (F) are saved as FP8 for wgrad (TE Linear/LayerNormLinear; docs/precision.md).
+    const double fp8_saved =
+        (kBf16 - prec.saved_input_bytes) * m * (2.0 * d.h / tsp + (d.hq + d.F) / t);
+    const double a_none = a_core + a_tp + a_lse - fp8_saved;
     double act = a_none, transient = 0;
     if (c.recompute == Recompute::kSelective && per_op) {
       // torchtitan's per-op policy (parallelize_llama.py, Dec 2024: save the outputs of
@@ -307,6 +327,7 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     }
     L.act_bytes = act * act_ovh;
     L.transient_bytes = transient * act_ovh;
+    if (zero3) L.transient_bytes += fp8_weights;
     // ZeRO-3 / FSDP (docs/memory.md "ZeRO-3 buffers"): during a layer's backward these are
     // live at once, so they add up: its gathered bf16 weights, the next layer's weights
     // already prefetched (FSDP's backward prefetch, torchtitan/PyTorch FSDP2 default; Megatron

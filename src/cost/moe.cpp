@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ppsearch/cost/precision.hpp"
+
 namespace ppsearch {
 namespace {
 
@@ -49,7 +51,8 @@ struct ProjTimes {
 };
 // Megatron-Core's MLA (multi_latent_attention.py): the down projections are duplicated on
 // every TP rank, the up projections column-parallel, the output row-parallel.
-ProjTimes mla_proj_times(const ModelSpec& m, double tokens, double t, const GpuSpec& g) {
+ProjTimes mla_proj_times(const ModelSpec& m, double tokens, double t, const GpuSpec& g,
+                         GemmPrecision p) {
   const double h = m.hidden_size, a = m.attention_heads;
   const double qk = m.mla_qk_nope_head_dim + m.mla_qk_rope_head_dim;
   struct Mm {
@@ -68,24 +71,25 @@ ProjTimes mla_proj_times(const ModelSpec& m, double tokens, double t, const GpuS
   mm[n++] = {a * m.mla_v_head_dim / t, h};
   ProjTimes r;
   for (int i = 0; i < n; ++i) {
-    r.fwd += gemm_time(tokens, mm[i].n, mm[i].k, g);
-    r.dgrad += gemm_time(tokens, mm[i].k, mm[i].n, g);
-    r.wgrad += gemm_time(mm[i].k, mm[i].n, tokens, g);
+    r.fwd += gemm_time(tokens, mm[i].n, mm[i].k, g, p);
+    r.dgrad += gemm_time(tokens, mm[i].k, mm[i].n, g, p);
+    r.wgrad += gemm_time(mm[i].k, mm[i].n, tokens, g, p);
     r.params += mm[i].k * mm[i].n;
   }
   r.params += m.mla_kv_lora_rank + std::max(0, m.mla_q_lora_rank);  // the latent norms
   return r;
 }
 // The plain-attention projections items.cpp costs for the same layer (fused QKV, output).
-ProjTimes plain_proj_times(const ModelSpec& m, double tokens, double t, const GpuSpec& g) {
+ProjTimes plain_proj_times(const ModelSpec& m, double tokens, double t, const GpuSpec& g,
+                           GemmPrecision p) {
   const double h = m.hidden_size;
   const double hq = double(m.attention_heads) * m.head_dim;
   const double hkv = double(m.kv_heads) * m.head_dim;
   const double qkv_n = (hq + 2 * hkv) / t, o_k = hq / t;
   ProjTimes r;
-  r.fwd = gemm_time(tokens, qkv_n, h, g) + gemm_time(tokens, h, o_k, g);
-  r.dgrad = gemm_time(tokens, h, qkv_n, g) + gemm_time(tokens, o_k, h, g);
-  r.wgrad = gemm_time(h, qkv_n, tokens, g) + gemm_time(o_k, h, tokens, g);
+  r.fwd = gemm_time(tokens, qkv_n, h, g, p) + gemm_time(tokens, h, o_k, g, p);
+  r.dgrad = gemm_time(tokens, h, qkv_n, g, p) + gemm_time(tokens, o_k, h, g, p);
+  r.wgrad = gemm_time(h, qkv_n, tokens, g, p) + gemm_time(o_k, h, tokens, g, p);
   r.params = (h * (hq + 2 * hkv) + hq * h) / t;
   return r;
 }
@@ -98,8 +102,11 @@ void apply_mla(const Problem& pb, const Candidate& c, ItemCost* L) {
   if (!is_mla(m)) return;
   const double t = c.tp, tokens = double(c.mbs) * m.seq_length / c.cp;
   const double a = m.attention_heads;
-  const ProjTimes mla = mla_proj_times(m, tokens, t, pb.gpu);
-  const ProjTimes plain = plain_proj_times(m, tokens, t, pb.gpu);
+  // The projections run in the layers' linear precision (FP8 with training.precision = fp8,
+  // docs/precision.md), like the plain stand-in items.cpp costed.
+  const GemmPrecision lp = precision_plan(pb.training, pb.gpu).linear;
+  const ProjTimes mla = mla_proj_times(m, tokens, t, pb.gpu, lp);
+  const ProjTimes plain = plain_proj_times(m, tokens, t, pb.gpu, lp);
   const double dfwd = mla.fwd - plain.fwd, dbwd = mla.dgrad - plain.dgrad;
   const double dw = mla.wgrad - plain.wgrad;
   const bool full = c.recompute == Recompute::kFull;
@@ -127,9 +134,10 @@ void apply_mla(const Problem& pb, const Candidate& c, ItemCost* L) {
         0.0, L->act_bytes - kBf16 * tokens * (hq + 2 * hkv) / t * pb.gpu.activation_overhead);
     const double qk = m.mla_qk_nope_head_dim + m.mla_qk_rope_head_dim;
     const double redo =
-        (m.mla_q_lora_rank > 0 ? gemm_time(tokens, a * qk / t, m.mla_q_lora_rank, pb.gpu) : 0.0) +
+        (m.mla_q_lora_rank > 0 ? gemm_time(tokens, a * qk / t, m.mla_q_lora_rank, pb.gpu, lp)
+                               : 0.0) +
         gemm_time(tokens, a * (m.mla_qk_nope_head_dim + m.mla_v_head_dim) / t, m.mla_kv_lora_rank,
-                  pb.gpu);
+                  pb.gpu, lp);
     L->bwd_s += redo;
     L->compute_s += redo;
   }
@@ -141,7 +149,9 @@ void apply_mla(const Problem& pb, const Candidate& c, ItemCost* L) {
 double grouped_gemm_time(double count, double rows, double n, double k, const Problem& pb) {
   if (count <= 0 || rows <= 0 || n <= 0 || k <= 0) return 0.0;
   const double ovh = pb.gpu.gemm_overhead_s;
-  const double one = gemm_time(rows, n, k, pb.gpu) - ovh;
+  // Experts run in the layers' linear precision (TE grouped GEMM in FP8; docs/precision.md).
+  const double one =
+      gemm_time(rows, n, k, pb.gpu, precision_plan(pb.training, pb.gpu).linear) - ovh;
   return count * one / pb.training.moe_grouped_gemm_efficiency + ovh;
 }
 
@@ -226,10 +236,12 @@ double ep_all_to_all_time(double bytes_per_rank, int ep, int stride, int ndom, c
   // all-to-all cannot aggregate NICs (nccl-tests #267, as comm.cpp's kAllToAll). The two run at
   // once; all sends are posted together (NCCL grouped send/recv; DeepSeek-V3 §3.2.2, DeepEP),
   // so one latency per link kind.
+  // Between leaves the spine's taper and ECMP collisions apply (docs/topology.md).
+  const double net_bw = l.network_bytes_per_s * all_to_all_leaf_share(ep, stride, l);
   const double intra = bytes_per_rank * double(g.per_domain - 1) / ep;
   const double inter = bytes_per_rank * double(ep - g.per_domain) / ep;
   double t = l.nvlink_latency_s + intra / l.nvlink_bytes_per_s;
-  if (inter > 0) t = std::max(t, l.network_latency_s + inter / l.network_bytes_per_s);
+  if (inter > 0) t = std::max(t, l.network_latency_s + inter / net_bw);
   return t;
 }
 
@@ -326,14 +338,17 @@ MoeItems moe_items(const Problem& pb, const Candidate& c, const Links& links,
 
   // ---- Shared experts: a dense TP-sharded MLP of ns·F_s on the layer's tokens ---------------
   const double fsh = ns * Fs / t, fsh1 = fsh * (glu ? 2 : 1);
-  const double s_fwd = ns > 0 ? gemm_time(tokens, fsh1, h, gpu) + gemm_time(tokens, h, fsh, gpu) +
+  const GemmPrecision sp = precision_plan(tr, gpu).linear;  // docs/precision.md
+  const double s_fwd = ns > 0 ? gemm_time(tokens, fsh1, h, gpu, sp) +
+                                    gemm_time(tokens, h, fsh, gpu, sp) +
                                     kBf16 * tokens * fsh * (glu ? 3.0 : 2.0) / mem_bw
                               : 0.0;
-  const double s_dgrad = ns > 0 ? gemm_time(tokens, h, fsh1, gpu) + gemm_time(tokens, fsh, h, gpu) +
+  const double s_dgrad = ns > 0 ? gemm_time(tokens, h, fsh1, gpu, sp) +
+                                      gemm_time(tokens, fsh, h, gpu, sp) +
                                       2.0 * kBf16 * tokens * fsh * (glu ? 3.0 : 2.0) / mem_bw
                                 : 0.0;
   const double s_wgrad =
-      ns > 0 ? gemm_time(h, fsh1, tokens, gpu) + gemm_time(fsh, h, tokens, gpu) : 0.0;
+      ns > 0 ? gemm_time(h, fsh1, tokens, gpu, sp) + gemm_time(fsh, h, tokens, gpu, sp) : 0.0;
 
   // ---- Dispatch and combine (all-to-all over EP), ETP gather / scatter -------------------------
   // Each GPU sends its m_tok·k token copies (bf16, h wide); the busiest receives λ× the mean.

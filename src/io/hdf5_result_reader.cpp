@@ -176,6 +176,9 @@ StoredRow read_result_row(const std::string& path, std::int64_t index) {
     row_members.push_back(PPSEARCH_MEMBER(ResultRow, ep));
     row_members.push_back(PPSEARCH_MEMBER(ResultRow, etp));
   }
+  // Rank placement (docs/topology.md): files written before it have no such field.
+  if (H5Tget_member_index(*ctype, "placement") >= 0)
+    row_members.push_back(PPSEARCH_MEMBER(ResultRow, placement));
   Id rmem = memory_type(*ctype, sizeof(ResultRow), row_members, path, "/candidates");
   if (!read_rows(*cand, *rmem, static_cast<hsize_t>(index), 1, &out.row))
     fail(path, "cannot read row " + std::to_string(index) + " of /candidates");

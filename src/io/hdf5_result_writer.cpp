@@ -193,6 +193,8 @@ Handle member_type(Kind kind, bool file, const std::string& path) {
       return make_enum(file ? H5T_STD_U8LE : H5T_NATIVE_UINT8, kRecomputeNames, path);
     case Kind::kInfeasible:
       return make_enum(file ? H5T_STD_U8LE : H5T_NATIVE_UINT8, kInfeasibleNames, path);
+    case Kind::kPlacement:
+      return make_enum(file ? H5T_STD_U8LE : H5T_NATIVE_UINT8, kPlacementNames, path);
   }
   throw std::logic_error("unknown field kind");
 }
@@ -1155,6 +1157,7 @@ void Hdf5ResultWriter::commit(const ResultMeta& meta) {
     write_array_attr("rank_busy_s", meta.rank_busy_s);
     write_scalar_attr("rank_imbalance", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
                       canonical(meta.rank_imbalance));
+    write_string_attr("mfu_basis", meta.mfu_basis);
     close_objects();
     // The close writes the last metadata, syncs and closes the temporary file (sink_close).
     check_status(file_.close(), path_, "closing the file");

@@ -23,6 +23,8 @@ inline constexpr const char* kScheduleNames[] = {"gpipe", "1f1b", "interleaved-1
                                                  "zb-h1", "zb-v", "dualpipe"};
 inline constexpr const char* kRecomputeNames[] = {"none", "selective", "full"};
 inline constexpr const char* kInfeasibleNames[] = {"none", "memory", "too_few_layers", "schedule"};
+// Rank placement (docs/topology.md).
+inline constexpr const char* kPlacementNames[] = {"tp-cp-dp-pp", "tp-cp-pp-dp"};
 
 template <typename T, std::size_t N>
 constexpr int count_of(const T (&)[N]) {
@@ -32,6 +34,10 @@ constexpr int count_of(const T (&)[N]) {
 static_assert(count_of(kScheduleNames) == kNumSchedules, "one HDF5 name per Schedule value");
 static_assert(count_of(kRecomputeNames) == kNumRecompute, "one HDF5 name per Recompute value");
 static_assert(count_of(kInfeasibleNames) == kNumInfeasible, "one HDF5 name per Infeasible value");
+static_assert(count_of(kPlacementNames) == kNumPlacements, "one HDF5 name per Placement value");
+static_assert(static_cast<int>(Placement::kTpCpDpPp) == 0 &&
+                  static_cast<int>(Placement::kTpCpPpDp) == 1,
+              "kPlacementNames follows the Placement values");
 static_assert(static_cast<int>(Schedule::kGPipe) == 0 && static_cast<int>(Schedule::k1F1B) == 1 &&
                   static_cast<int>(Schedule::kInterleaved1F1B) == 2 &&
                   static_cast<int>(Schedule::kZBH1) == 3 && static_cast<int>(Schedule::kZBV) == 4 &&
@@ -50,7 +56,7 @@ static_assert(static_cast<int>(Infeasible::kNone) == 0 &&
 // ---------------------------------------------------------------------------------------------
 // Field tables: every member of ResultRow / StageRow, in declaration order, with the name it
 // gets in the file (the member's own name).
-enum class Kind { kI32, kI64, kU8, kI8, kF64, kSchedule, kRecompute, kInfeasible };
+enum class Kind { kI32, kI64, kU8, kI8, kF64, kSchedule, kRecompute, kInfeasible, kPlacement };
 
 constexpr std::size_t size_of(Kind k) {
   switch (k) {
@@ -77,12 +83,9 @@ static_assert(std::is_standard_layout_v<StageRow> && std::is_trivially_copyable_
   Field { #member, offsetof(type, member), kind }
 
 inline constexpr Field kRowFields[] = {
-    PPSEARCH_FIELD(ResultRow, gpus, Kind::kI32),
-    PPSEARCH_FIELD(ResultRow, tp, Kind::kI32),
-    PPSEARCH_FIELD(ResultRow, pp, Kind::kI32),
-    PPSEARCH_FIELD(ResultRow, cp, Kind::kI32),
-    PPSEARCH_FIELD(ResultRow, dp, Kind::kI32),
-    PPSEARCH_FIELD(ResultRow, vpp, Kind::kI32),
+    PPSEARCH_FIELD(ResultRow, gpus, Kind::kI32), PPSEARCH_FIELD(ResultRow, tp, Kind::kI32),
+    PPSEARCH_FIELD(ResultRow, pp, Kind::kI32), PPSEARCH_FIELD(ResultRow, cp, Kind::kI32),
+    PPSEARCH_FIELD(ResultRow, dp, Kind::kI32), PPSEARCH_FIELD(ResultRow, vpp, Kind::kI32),
     PPSEARCH_FIELD(ResultRow, mbs, Kind::kI32),
     PPSEARCH_FIELD(ResultRow, num_microbatches, Kind::kI32),
     PPSEARCH_FIELD(ResultRow, global_batch_size, Kind::kI32),
@@ -93,8 +96,7 @@ inline constexpr Field kRowFields[] = {
     PPSEARCH_FIELD(ResultRow, feasible, Kind::kU8),
     PPSEARCH_FIELD(ResultRow, infeasible_reason, Kind::kInfeasible),
     PPSEARCH_FIELD(ResultRow, iteration_time_s, Kind::kF64),
-    PPSEARCH_FIELD(ResultRow, mfu, Kind::kF64),
-    PPSEARCH_FIELD(ResultRow, hfu, Kind::kF64),
+    PPSEARCH_FIELD(ResultRow, mfu, Kind::kF64), PPSEARCH_FIELD(ResultRow, hfu, Kind::kF64),
     PPSEARCH_FIELD(ResultRow, tflops_per_gpu, Kind::kF64),
     PPSEARCH_FIELD(ResultRow, tokens_per_s, Kind::kF64),
     PPSEARCH_FIELD(ResultRow, bubble_fraction, Kind::kF64),
@@ -110,14 +112,13 @@ inline constexpr Field kRowFields[] = {
     PPSEARCH_FIELD(ResultRow, worst_rank, Kind::kI32),
     PPSEARCH_FIELD(ResultRow, recompute_num_layers, Kind::kI32),
     PPSEARCH_FIELD(ResultRow, time_to_train_s, Kind::kF64),
-    PPSEARCH_FIELD(ResultRow, gpu_hours, Kind::kF64),
-    PPSEARCH_FIELD(ResultRow, cost, Kind::kF64),
+    PPSEARCH_FIELD(ResultRow, gpu_hours, Kind::kF64), PPSEARCH_FIELD(ResultRow, cost, Kind::kF64),
     // Mixture of experts (docs/moe.md).
-    PPSEARCH_FIELD(ResultRow, ep, Kind::kI32),
-    PPSEARCH_FIELD(ResultRow, etp, Kind::kI32),
+    PPSEARCH_FIELD(ResultRow, ep, Kind::kI32), PPSEARCH_FIELD(ResultRow, etp, Kind::kI32),
     // Uncertainty of the top rows (docs/uncertainty.md).
     PPSEARCH_FIELD(ResultRow, iteration_time_lo_s, Kind::kF64),
     PPSEARCH_FIELD(ResultRow, iteration_time_hi_s, Kind::kF64),
+    PPSEARCH_FIELD(ResultRow, placement, Kind::kPlacement),  // rank placement (docs/topology.md)
 };
 
 inline constexpr Field kStageFields[] = {

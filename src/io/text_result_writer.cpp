@@ -80,6 +80,10 @@ std::string field_text(const Field& f, const void* row, bool* is_null, bool* is_
       *is_text = true;
       return enum_name(kInfeasibleNames, std::size(kInfeasibleNames),
                        load<std::uint8_t>(row, f.offset));
+    case Kind::kPlacement:
+      *is_text = true;
+      return enum_name(kPlacementNames, std::size(kPlacementNames),
+                       load<std::uint8_t>(row, f.offset));
   }
   return "";
 }
@@ -404,7 +408,8 @@ class TextResultWriter final : public ResultWriter {
            ", \"candidates_enumerated\": " + std::to_string(m.candidates_enumerated) +
            ", \"rule_counts\": " + json_string(m.rule_counts) +
            ", \"infeasible_counts\": " + json_string(m.infeasible_counts) +
-           ", \"rank_busy_s\": " + busy + ", \"rank_imbalance\": " + number(m.rank_imbalance) + "}";
+           ", \"rank_busy_s\": " + busy + ", \"rank_imbalance\": " + number(m.rank_imbalance) +
+           ", \"mfu_basis\": " + json_string(m.mfu_basis) + "}";
   }
 
   TextFormat format_;

@@ -23,7 +23,7 @@ namespace {
 auto row_key(const ResultRow& r) {
   return std::make_tuple(r.gpus, r.tp, r.pp, r.cp, r.dp, r.vpp, r.mbs, int(r.schedule),
                          int(r.recompute), int(r.sequence_parallel), int(r.zero_stage),
-                         r.recompute_num_layers, r.ep, r.etp);
+                         r.recompute_num_layers, r.ep, r.etp, int(r.placement));
 }
 
 bool finite_stage(const StageResult& s) {
@@ -363,6 +363,7 @@ Candidate candidate_of(const ResultRow& r) {
   c.recompute_num_layers = r.recompute_num_layers;
   c.ep = std::max(1, r.ep);  // a file without the column reads 0: dense
   c.etp = std::max(1, r.etp);
+  c.placement = static_cast<Placement>(r.placement);
   return c;
 }
 
@@ -409,6 +410,7 @@ ResultRow to_row(const Candidate& c, const Evaluation& e) {
   // Uncertainty bounds: filled for the top rows only (reevaluate.hpp); NaN elsewhere.
   r.iteration_time_lo_s = std::numeric_limits<double>::quiet_NaN();
   r.iteration_time_hi_s = std::numeric_limits<double>::quiet_NaN();
+  r.placement = static_cast<std::uint8_t>(c.placement);
   return r;
 }
 
@@ -456,7 +458,12 @@ std::string row_key_text(const ResultRow& r) {
          " mbs=" + std::to_string(r.mbs) + " schedule=" + sched + " recompute=" + rec +
          " sp=" + (r.sequence_parallel ? "on" : "off") + " zero=" + std::to_string(r.zero_stage) +
          (r.ep > 1 || r.etp > 1 ? " ep=" + std::to_string(r.ep) + " etp=" + std::to_string(r.etp)
-                                : std::string());
+                                : std::string()) +
+         (r.placement != 0
+              ? std::string(" placement=") + (r.placement < kNumPlacements
+                                                  ? to_string(static_cast<Placement>(r.placement))
+                                                  : std::to_string(r.placement).c_str())
+              : std::string());
 }
 
 SearchOutput merge_ranked(int sources, const BlockFetch& fetch, const RowSink& sink,

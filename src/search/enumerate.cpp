@@ -1,5 +1,7 @@
 #include "ppsearch/search/enumerate.hpp"
 
+#include "ppsearch/cost/fabric.hpp"  // rank placements
+
 #include <algorithm>
 #include <cstdint>
 #include <tuple>
@@ -248,6 +250,8 @@ Enumeration enumerate_candidates(const Problem& pb) {
             continue;
           }
           const int dp = N / tp / cp / pp;
+          // Rank placements tried for this shape (docs/topology.md): 2 on a costly spine.
+          const int n_place = placements_searched(pb.cluster, N, pp, dp);
           for (int mbs : mbs_values) {
             // 64-bit: dp ≤ 131072 and mbs ≤ 2^24 at parse time, any int in code.
             const std::int64_t dp_mbs = static_cast<std::int64_t>(dp) * mbs;
@@ -308,6 +312,11 @@ Enumeration enumerate_candidates(const Problem& pb) {
                           c.ep = ep;
                           c.etp = etp;
                           en.candidates.push_back(c);
+                          for (int pl = 1; pl < n_place; ++pl) {  // rank placements
+                            c.placement = static_cast<Placement>(pl);
+                            en.candidates.push_back(c);
+                            ++en.considered;
+                          }
                         }
                       }
                     }
@@ -418,7 +427,8 @@ SweepSize sweep_size(const Problem& pb) {
                 }
               }
             }
-            const std::int64_t others = n_recompute * n_sp * n_zero * n_ep;
+            const std::int64_t others =
+                n_recompute * n_sp * n_zero * n_ep * placements_searched(pb.cluster, N, pp, dp);
             total.candidates += others * n_sched;
             total.stages += others * stages;
           }

@@ -310,7 +310,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   const double rho = pb.gpu.comm_contention;
   const double dr = double(c.dp) * c.cp;
   const int ndom = pb.cluster.nvlink_domain_size;
-  const GroupShape dp_group = group_shape(c.dp * c.cp, c.tp, ndom);
+  const GroupShape dp_group = group_shape(dp_cp_layout(c), I.links.fabric);  // docs/topology.md
   // Per-layer step-time terms (docs/step-time.md): the TP overlap charge and the per-kernel
   // overhead, applied to a layer's costs (also to the fully recomputed layer of partial
   // recomputation, so that the difference stays consistent).
@@ -384,14 +384,14 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   const double cap = cc.capacity_bytes;
 
   // ---- p2p hop times between consecutive virtual stages (§5.4) ------------------
-  // Pipeline rank p of pipeline 0 sits at global rank p·stride (TP, CP, DP inner).
-  const long long stride = 1LL * c.tp * c.cp * c.dp;
+  // Pipeline rank p of pipeline 0 sits at global rank p·stride (TP, CP, DP inner under
+  // Megatron's placement; TP, CP inner under tp-cp-pp-dp: cost/fabric.hpp).
+  const long long stride = group_strides(c).pp;
   I.hop_s.assign(std::max(0, S - 1), 0.0);
   for (int vs = 0; vs + 1 < S; ++vs) {
     const long long ra = dev_of(vs) * stride, rb = dev_of(vs + 1) * stride;
     if (ra == rb) continue;
-    const bool same = ra / ndom == rb / ndom;
-    I.hop_s[vs] = p2p_time(cc.boundary_bytes, same, I.links);
+    I.hop_s[vs] = p2p_time(cc.boundary_bytes, ra, rb, c.gpus, I.links);
   }
   // Interleaved schedules with the stack's p2p overlap send and receive asynchronously
   // (Megatron overlap_p2p_comm); otherwise cluster.p2p says (docs/step-time.md).

@@ -130,6 +130,20 @@ void check_search(Checker& c) {
   }
 }
 
+// FP8 (docs/precision.md): the GPU must have FP8 tensor cores, and MXFP8 block scaling needs
+// tensor cores that take it (Blackwell).
+void check_precision(Checker& c) {
+  const Problem& p = c.p;
+  if (p.training.precision != "fp8") return;
+  if (p.gpu.peak_fp8_flop_per_s <= 0) {
+    c.add("training.precision",
+          "bf16 (gpu '" + p.gpu.name + "' has no FP8 tensor cores: gpu.fp8_peak_tflops = 0)");
+  } else if (p.training.fp8_recipe == Fp8Recipe::kMxfp8 && !p.gpu.mxfp8) {
+    c.add("training.fp8_recipe", "delayed or current (gpu '" + p.gpu.name +
+                                     "' has no MXFP8 tensor cores: gpu.mxfp8 = false)");
+  }
+}
+
 // Mixture of experts and MLA (docs/moe.md).
 void check_moe(Checker& c) {
   const ModelSpec& m = c.p.model;
@@ -168,6 +182,7 @@ std::vector<ConfigIssue> check(const Problem& problem) {
   check_model(c);
   check_hardware(c);
   check_search(c);
+  check_precision(c);
   check_moe(c);
   return c.issues;
 }

@@ -317,7 +317,9 @@ std::vector<KeyDef> build_table() {
   t.push_back(int_key("training.global_batch_size", PPSEARCH_REF(int, training.global_batch_size),
                       1, "sequences per optimizer step B", kMaxGlobalBatch, true));
   t.push_back(string_key("training.precision", PPSEARCH_REF(std::string, training.precision),
-                         "compute dtype", {"bf16"}));
+                         "compute dtype of the transformer layers' linear GEMMs: bf16, or fp8 "
+                         "(needs gpu.fp8_peak_tflops; docs/precision.md)",
+                         {"bf16", "fp8"}));
   t.push_back(enum_key(
       "training.attention_flops", enum_names<AttentionFlops, 2>(),
       [](const Problem& p) { return static_cast<int>(p.training.attention_flops); },
@@ -360,6 +362,16 @@ std::vector<KeyDef> build_table() {
         "0 = not given";
     t.push_back(tokens);
   }
+  // FP8 scaling recipe (docs/precision.md).
+  t.push_back(enum_key(
+      "training.fp8_recipe", {"delayed", "current", "mxfp8"},
+      [](const Problem& p) { return static_cast<int>(p.training.fp8_recipe); },
+      [](Problem& p, int v) { p.training.fp8_recipe = static_cast<Fp8Recipe>(v); },
+      "FP8 scaling with training.precision = fp8: per-tensor delayed (amax history), per-tensor "
+      "current (one more amax pass), or mxfp8 block scaling (needs gpu.mxfp8); docs/precision.md"));
+  t.push_back(bool_key("training.fp8_param_gather", PPSEARCH_REF(bool, training.fp8_param_gather),
+                       "with fp8: FP8 primary weights replace the bf16 weight copy (Megatron "
+                       "--fp8-param-gather); docs/precision.md"));
   // Mixture of experts (docs/moe.md).
   t.push_back(within(float_key("training.moe_load_imbalance",
                                PPSEARCH_REF(double, training.moe_load_imbalance), kNoUnit, 1, false,
@@ -431,6 +443,25 @@ std::vector<KeyDef> build_table() {
                                "memory kept free on every GPU: a candidate fits when its peak is "
                                "at most gpu.memory_gb minus this"),
                      0, 1e4));
+  // GEMM shape curve and FP8 (docs/precision.md).
+  t.push_back(
+      within(float_key("gpu.gemm_k_overhead", PPSEARCH_REF(double, gpu.gemm_k_overhead), kNoUnit, 0,
+                       false, "per-tile GEMM fill/drain as extra bf16 k-steps (short-k fall-off)"),
+             0, 1e5));
+  t.push_back(int_key("gpu.gemm_split_k_min", PPSEARCH_REF(int, gpu.gemm_split_k_min), 0,
+                      "smallest k slice of a split-K GEMM (fewer tiles than SMs); 0 = no split-K",
+                      1 << 20, true));
+  t.push_back(within(
+      float_key("gpu.fp8_peak_tflops", PPSEARCH_REF(double, gpu.peak_fp8_flop_per_s), kTflops, 0,
+                false, "dense FP8 tensor-core peak per GPU (no sparsity); 0 = no FP8"),
+      0, 1e5));
+  t.push_back(within(
+      fraction_key("gpu.gemm_efficiency_fp8", PPSEARCH_REF(double, gpu.gemm_efficiency_fp8), false,
+                   "fraction of the FP8 peak large FP8 GEMMs reach in training; 0 = "
+                   "gpu.gemm_efficiency"),
+      0, 1));
+  t.push_back(bool_key("gpu.mxfp8", PPSEARCH_REF(bool, gpu.mxfp8),
+                       "tensor cores take block-scaled MXFP8 operands (Blackwell)"));
 
   // ---- [cluster] -----------------------------------------------------------
   t.push_back(string_key("cluster.name", PPSEARCH_REF(std::string, cluster.name),
@@ -492,6 +523,35 @@ std::vector<KeyDef> build_table() {
                                "price of one GPU for one hour, a plain number in your currency, "
                                "for the cost column (0 = not given); also --price-per-gpu-hour"),
                      0, 1e6));
+  // Fabric model (docs/topology.md).
+  t.push_back(int_key("cluster.nics_per_node", PPSEARCH_REF(int, cluster.nics_per_node), 0,
+                      "scale-out NICs per node, each of network_bandwidth_gbit_per_s; 0 = one "
+                      "per GPU (the bandwidth is then per GPU)",
+                      kMaxGpusPerNode, true));
+  t.back().allowed = "an integer in [0, 1024] (0 = one per GPU)";
+  t.push_back(bool_key("cluster.rail_optimized", PPSEARCH_REF(bool, cluster.rail_optimized),
+                       "NIC i of every node sits on the leaf switch of rail i, so one leaf tier "
+                       "joins leaf_nic_ports nodes (false: leaf_nic_ports NICs)"));
+  t.push_back(int_key("cluster.leaf_nic_ports", PPSEARCH_REF(int, cluster.leaf_nic_ports), 0,
+                      "NIC-facing ports of one leaf switch; traffic between leaves crosses the "
+                      "spine and pays oversubscription; 0 = one non-blocking tier",
+                      1 << 20, true));
+  t.back().allowed = "an integer in [0, 1048576] (0 = no leaf boundary)";
+  t.push_back(within(
+      float_key("cluster.oversubscription", PPSEARCH_REF(double, cluster.oversubscription), kNoUnit,
+                1, false, "leaf downlink : uplink bandwidth ratio (taper), e.g. 2 for 2:1"),
+      1, 64));
+  t.push_back(bool_key("cluster.adaptive_routing", PPSEARCH_REF(bool, cluster.adaptive_routing),
+                       "the fabric spreads traffic over the spine per packet (InfiniBand AR, "
+                       "Spectrum-X); false = static ECMP hashing, whose flow collisions lower "
+                       "the bandwidth between leaves"));
+  t.push_back(within(float_key("cluster.nvls_bandwidth_gb_per_s",
+                               PPSEARCH_REF(double, cluster.nvls_bytes_per_s), kGBps, 0, false,
+                               "NVLink SHARP (NVLS) all-reduce bus bandwidth inside one NVLink "
+                               "domain, as nccl-tests reports it; 0 = no NVLS"),
+                     0, 1e5));
+  t.push_back(bool_key("cluster.sharp", PPSEARCH_REF(bool, cluster.sharp),
+                       "in-network all-reduce across nodes (SHARP, NCCL CollNet) is available"));
 
   // ---- [search] ------------------------------------------------------------
   KeyDef gpus = int_list_key("search.gpus", PPSEARCH_REF(std::vector<int>, gpus), 1, kMaxGpus, true,

@@ -115,6 +115,24 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
   // only for bf16 (megatron/training/arguments.py), so an fp16 run reduces in fp16
   // (docs/memory.md "Static memory").
   if (run.precision == "fp16") p->training.grad_reduce_in_fp32 = false;
+  // FP8 rows (docs/precision.md): fp8 (per-tensor delayed scaling), fp8-cs (current scaling),
+  // fp8-mx or mxfp8 (MXFP8 block scaling); anything else is a 16-bit run.
+  p->training.precision = "bf16";
+  p->training.fp8_recipe = Fp8Recipe::kDelayed;
+  if (run.precision == "fp8" || run.precision == "fp8-delayed" || run.precision == "fp8-cs" ||
+      run.precision == "fp8-mx" || run.precision == "mxfp8") {
+    p->training.precision = "fp8";
+    if (run.precision == "fp8-cs") p->training.fp8_recipe = Fp8Recipe::kCurrent;
+    if (run.precision == "fp8-mx" || run.precision == "mxfp8") {
+      p->training.fp8_recipe = Fp8Recipe::kMxfp8;
+    }
+    // Megatron-Bridge's FP8 performance recipes (scripts/performance, v0.2.0: get_precision_config
+    // and set_llama3_common_configs) keep FP8 primary weights and bf16 main gradients.
+    if (run.stack.rfind("nemo", 0) == 0 && run.precision != "fp8") {
+      p->training.fp8_param_gather = true;
+      p->training.grad_reduce_in_fp32 = false;
+    }
+  }
 
   if (gpu.memory_gb > 0) p->gpu.memory_bytes = gpu.memory_gb * 1e9;
   ClusterSpec& c = p->cluster;

@@ -56,7 +56,7 @@ expect_usage "ppsearch: error: --config: tmp/dir.ini: an existing INI file (not 
 expect_usage "ppsearch: error: --config: tmp/big.ini: an existing INI file (larger than 1 MiB) or a search preset (default)" \
   --gpus 64 --config tmp/big.ini
 if mknod tmp/null.ini c 1 3 2>/dev/null; then
-  expect_usage "ppsearch: error: --cluster: tmp/null.ini: an existing INI file (not a regular file) or a cluster preset (a100-8gpu-hdr, b200-8gpu-xdr, b300-8gpu-xdr, gb200-nvl72, gb300-nvl72, h100-8gpu-ndr, h200-16gpu-ib, h200-16gpu-roce, h200-8gpu-ndr)" \
+  expect_usage "ppsearch: error: --cluster: tmp/null.ini: an existing INI file (not a regular file) or a cluster preset (a100-8gpu-hdr, b200-8gpu-xdr, b300-8gpu-xdr, gb200-nvl72, gb300-nvl72, h100-8gpu-ndr, h100-ndr-tor-2to1, h100-roce-ecmp, h100-roce-tor, h200-16gpu-ib, h200-16gpu-roce, h200-8gpu-ndr)" \
     --gpus 64 --cluster tmp/null.ini
 else
   echo "skip: mknod not permitted"

@@ -36,8 +36,8 @@ with h5py.File(sys.argv[1], "r") as f:
     for cand in range(n_top):
         times = u[u["candidate"] == cand]["iteration_time_s"]
         r = c[cand]
-        # a variation under which the row no longer fits is NaN (counted infeasible, left out of the bounds)
-        assert all(r["iteration_time_lo_s"] - 1e-9 <= t <= r["iteration_time_hi_s"] + 1e-9 for t in times if not math.isnan(t))
+        # NaN: the row is infeasible under that variation (combine_bounds skips it)
+        assert all(math.isnan(t) or r["iteration_time_lo_s"] - 1e-9 <= t <= r["iteration_time_hi_s"] + 1e-9 for t in times)
     # ranks: a permutation of 1..n_top under each variation
     for k in range(per_row):
         sel = u[k::per_row]

@@ -71,6 +71,7 @@ TEST(Presets, TheExpectedSetExists) {
   EXPECT_EQ(preset_names("clusters"),
             (std::vector<std::string>{"a100-8gpu-hdr", "b200-8gpu-xdr", "b300-8gpu-xdr",
                                       "gb200-nvl72", "gb300-nvl72", "h100-8gpu-ndr",
+                                      "h100-ndr-tor-2to1", "h100-roce-ecmp", "h100-roce-tor",
                                       "h200-16gpu-ib", "h200-16gpu-roce", "h200-8gpu-ndr"}));
   EXPECT_EQ(preset_names("searches"), (std::vector<std::string>{"default"}));
 }

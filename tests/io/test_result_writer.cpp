@@ -48,8 +48,9 @@ const std::vector<std::string> kScheduleNames = {"gpipe", "1f1b", "interleaved-1
                                                  "zb-h1", "zb-v", "dualpipe"};
 const std::vector<std::string> kRecomputeNames = {"none", "selective", "full"};
 const std::vector<std::string> kReasonNames = {"none", "memory", "too_few_layers", "schedule"};
+const std::vector<std::string> kPlacementNames = {"tp-cp-dp-pp", "tp-cp-pp-dp"};  // topology.md
 
-enum class K { kI32, kI64, kU8, kI8, kF64, kSchedule, kRecompute, kReason };
+enum class K { kI32, kI64, kU8, kI8, kF64, kSchedule, kRecompute, kReason, kPlacement };
 struct Member {
   const char* name;
   std::size_t offset;
@@ -59,46 +60,22 @@ struct Member {
 #define ROW(m, k) \
   Member { #m, offsetof(ResultRow, m), k }
 const std::vector<Member> kRowMembers = {
-    ROW(gpus, K::kI32),
-    ROW(tp, K::kI32),
-    ROW(pp, K::kI32),
-    ROW(cp, K::kI32),
-    ROW(dp, K::kI32),
-    ROW(vpp, K::kI32),
-    ROW(mbs, K::kI32),
-    ROW(num_microbatches, K::kI32),
-    ROW(global_batch_size, K::kI32),
-    ROW(schedule, K::kSchedule),
-    ROW(recompute, K::kRecompute),
-    ROW(sequence_parallel, K::kU8),
-    ROW(zero_stage, K::kI8),
-    ROW(feasible, K::kU8),
-    ROW(infeasible_reason, K::kReason),
-    ROW(iteration_time_s, K::kF64),
-    ROW(mfu, K::kF64),
-    ROW(hfu, K::kF64),
-    ROW(tflops_per_gpu, K::kF64),
-    ROW(tokens_per_s, K::kF64),
-    ROW(bubble_fraction, K::kF64),
-    ROW(peak_memory_gb, K::kF64),
-    ROW(compute_s, K::kF64),
-    ROW(tp_comm_s, K::kF64),
-    ROW(cp_comm_s, K::kF64),
-    ROW(pp_comm_s, K::kF64),
-    ROW(dp_comm_s, K::kF64),
-    ROW(pipeline_s, K::kF64),
-    ROW(optimizer_s, K::kF64),
-    ROW(needed_memory_gb, K::kF64),
-    ROW(worst_rank, K::kI32),
-    ROW(recompute_num_layers, K::kI32),
-    ROW(time_to_train_s, K::kF64),
-    ROW(gpu_hours, K::kF64),
-    ROW(cost, K::kF64),
+    ROW(gpus, K::kI32), ROW(tp, K::kI32), ROW(pp, K::kI32), ROW(cp, K::kI32), ROW(dp, K::kI32),
+    ROW(vpp, K::kI32), ROW(mbs, K::kI32), ROW(num_microbatches, K::kI32),
+    ROW(global_batch_size, K::kI32), ROW(schedule, K::kSchedule), ROW(recompute, K::kRecompute),
+    ROW(sequence_parallel, K::kU8), ROW(zero_stage, K::kI8), ROW(feasible, K::kU8),
+    ROW(infeasible_reason, K::kReason), ROW(iteration_time_s, K::kF64), ROW(mfu, K::kF64),
+    ROW(hfu, K::kF64), ROW(tflops_per_gpu, K::kF64), ROW(tokens_per_s, K::kF64),
+    ROW(bubble_fraction, K::kF64), ROW(peak_memory_gb, K::kF64), ROW(compute_s, K::kF64),
+    ROW(tp_comm_s, K::kF64), ROW(cp_comm_s, K::kF64), ROW(pp_comm_s, K::kF64),
+    ROW(dp_comm_s, K::kF64), ROW(pipeline_s, K::kF64), ROW(optimizer_s, K::kF64),
+    ROW(needed_memory_gb, K::kF64), ROW(worst_rank, K::kI32), ROW(recompute_num_layers, K::kI32),
+    ROW(time_to_train_s, K::kF64), ROW(gpu_hours, K::kF64), ROW(cost, K::kF64),
     ROW(ep, K::kI32),  // mixture of experts (docs/moe.md)
     ROW(etp, K::kI32),
     // Uncertainty of the top rows (docs/uncertainty.md).
-    ROW(iteration_time_lo_s, K::kF64),
-    ROW(iteration_time_hi_s, K::kF64),
+    ROW(iteration_time_lo_s, K::kF64), ROW(iteration_time_hi_s, K::kF64),
+    ROW(placement, K::kPlacement),  // rank placement (docs/topology.md)
 };
 #undef ROW
 #define STAGE(m, k) \
@@ -128,6 +105,8 @@ const std::vector<std::string>* enum_names(K k) {
   switch (k) {
     case K::kSchedule:
       return &kScheduleNames;
+    case K::kPlacement:
+      return &kPlacementNames;
     case K::kRecompute:
       return &kRecomputeNames;
     case K::kReason:
@@ -604,8 +583,9 @@ TEST_F(ResultWriterTest, IdenticalRowsGiveIdenticalBytes) {
     w->commit(other);
   }
   const auto ba = raw_bytes(a, "candidates");
-  // 9*4 + 6*1 + 15*8 + 2*4 + 3*8 + 2*4 (ep, etp) + 2*8 (lo, hi) bytes per packed row
-  ASSERT_EQ(ba.size(), clean.size() * 218u);
+  // 9*4 + 6*1 + 15*8 + 2*4 + 3*8 + 2*4 (ep, etp) + 2*8 (lo, hi) + 1 (placement) bytes per packed
+  // row
+  ASSERT_EQ(ba.size(), clean.size() * 219u);
   EXPECT_TRUE(ba == raw_bytes(b, "candidates"));
   EXPECT_TRUE(raw_bytes(a, "best") == raw_bytes(b, "best"));
   EXPECT_FALSE(raw_bytes(a, "candidates") == raw_bytes(a, "stages"));  // the helper can differ

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "ppsearch/cost/comm.hpp"
+#include "ppsearch/cost/gemm.hpp"
 #include "ppsearch/search/candidate.hpp"
 #include "ppsearch/spec/specs.hpp"
 
@@ -63,9 +64,7 @@ double model_flops_per_step(const ModelSpec&, int global_batch, AttentionFlops);
 double recompute_flops_per_step(const ModelSpec&, int global_batch, Recompute,
                                 SelectiveRecompute = SelectiveRecompute::kCoreAttention);
 
-// Time of one dense GEMM [m×k]·[k×n] on the GPU (docs/algorithms.md §3.3 (b)):
-// 2mnk / (η·peak·q_wave) + a fixed per-kernel overhead.
-double gemm_time(double m, double n, double k, const GpuSpec&);
+// gemm_time (one dense GEMM by shape and precision) lives in cost/gemm.hpp.
 
 // Static bytes per parameter split into weights, gradients and optimizer state under a ZeRO
 // stage, `dr` = ranks sharing the optimizer state (DP × CP), fp32 or bf16 main gradients

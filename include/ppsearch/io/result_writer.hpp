@@ -40,6 +40,8 @@ struct ResultRow {
   // their ranges, for each GPU count's first --uncertainty-top rows; NaN in the other rows.
   double iteration_time_lo_s;
   double iteration_time_hi_s;
+  // Rank placement (docs/topology.md). HDF5 enum: tp-cp-dp-pp, tp-cp-pp-dp (Placement values).
+  std::uint8_t placement;
 };
 
 // One row of /stages.
@@ -71,6 +73,7 @@ struct ResultMeta {
   std::string infeasible_counts;           // "reason=count;..."
   std::vector<double> rank_busy_s;         // per MPI rank, evaluation busy time
   double rank_imbalance = 0;               // max/mean of rank_busy_s
+  std::string mfu_basis;  // what mfu is measured against, and the precision (docs/precision.md)
 };
 
 // Cross-topology regret and uncertainty tables (docs/uncertainty.md, docs/interface.md):

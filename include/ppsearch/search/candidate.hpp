@@ -7,6 +7,7 @@
 #include <tuple>
 #include <vector>
 
+#include "ppsearch/search/placement.hpp"  // rank placement (docs/topology.md)
 #include "ppsearch/spec/specs.hpp"
 
 namespace ppsearch {
@@ -30,13 +31,15 @@ struct Candidate {
   // Mixture of experts (docs/moe.md): expert-parallel and expert-tensor-parallel degrees (1 for
   // a dense model); the experts fold over the same TP·CP·DP ranks as the attention.
   std::int32_t ep = 1, etp = 1;
+  // Rank placement (docs/topology.md): the order of the parallel dimensions over the ranks.
+  Placement placement = Placement::kTpCpDpPp;
 };
 
 // Total order used as the tie-break everywhere (deterministic ranking).
 inline auto candidate_key(const Candidate& c) {
   return std::make_tuple(c.gpus, c.tp, c.pp, c.cp, c.dp, c.vpp, c.mbs, static_cast<int>(c.schedule),
                          static_cast<int>(c.recompute), c.sp, c.zero, c.recompute_num_layers, c.ep,
-                         c.etp);
+                         c.etp, static_cast<int>(c.placement));
 }
 inline bool key_less(const Candidate& a, const Candidate& b) {
   return candidate_key(a) < candidate_key(b);

@@ -36,6 +36,10 @@ const char* to_string(AttentionFlops);
 bool parse_recompute(const std::string&, Recompute*);
 bool parse_schedule_name(const std::string&, Schedule*);
 
+// FP8 scaling recipe (Transformer Engine): per-tensor delayed scaling (amax history), per-tensor
+// current scaling (amax of the tensor itself, one more pass), or MXFP8 block scaling (Blackwell).
+enum class Fp8Recipe : std::uint8_t { kDelayed = 0, kCurrent = 1, kMxfp8 = 2 };
+
 struct ModelSpec {
   std::string name = "model";
   int layers = 0;           // transformer layers L_t
@@ -78,6 +82,10 @@ struct TrainingSpec {
   bool cross_entropy_fusion = false;
   SelectiveRecompute selective_recompute = SelectiveRecompute::kCoreAttention;
   double tokens = 0;  // training.tokens: tokens of the whole training run; 0 = not given
+  // FP8 (docs/precision.md): the scaling recipe when precision = "fp8".
+  Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
+  // FP8 primary weights (Megatron --fp8-param-gather): the FP8 weight replaces the bf16 copy.
+  bool fp8_param_gather = false;
   // Mixture of experts (docs/moe.md).
   double moe_load_imbalance = 1.0;  // tokens on the busiest expert rank / the mean (1 = balanced)
   double moe_a2a_overlap = 0.0;     // fraction of the dispatch/combine all-to-all hidden
@@ -110,6 +118,12 @@ struct GpuSpec {
   double activation_overhead = 1.08;  // allocator fragmentation / temporaries factor on activations
   double comm_buffer_bytes = 0.7e9;   // per NCCL communicator
   double memory_headroom_bytes = 0;  // kept free on every GPU: feasible when need ≤ memory − this
+  // GEMM shape curve and FP8 (docs/precision.md; src/cost/gemm.cpp).
+  double gemm_k_overhead = 64;     // per-tile fill/drain, in extra bf16 k-steps
+  int gemm_split_k_min = 32;       // smallest k slice of a split-K GEMM; 0 = no split-K
+  double peak_fp8_flop_per_s = 0;  // dense FP8 tensor-core peak; 0 = no FP8 (fp8 refused)
+  double gemm_efficiency_fp8 = 0;  // fraction of the FP8 peak in training; 0 = gemm_efficiency
+  bool mxfp8 = false;              // tensor cores take block-scaled MXFP8 (Blackwell)
   // Step-time mechanisms (docs/step-time.md).
   // Share of compute throughput lost while a collective runs beside it.
   double comm_contention = 0.25;
@@ -137,6 +151,14 @@ struct ClusterSpec {
   // Step-time mechanisms (docs/step-time.md): per-rank step-time jitter (coefficient of variation)
   // behind the straggler term of the blocking collectives.
   double step_jitter = 0.003;
+  // Fabric model (docs/topology.md): scale-out NICs, leaf switches, taper, routing, NVLS, SHARP.
+  int nics_per_node = 0;          // scale-out NICs per node; 0 = one per GPU
+  bool rail_optimized = true;     // NIC i of every node on the leaf of rail i
+  int leaf_nic_ports = 0;         // NIC-facing ports of one leaf switch; 0 = one non-blocking tier
+  double oversubscription = 1.0;  // leaf downlink : uplink bandwidth (taper), ≥ 1
+  bool adaptive_routing = true;   // false: static ECMP hashing of flows onto the uplinks
+  double nvls_bytes_per_s = 0;    // NVLink SHARP all-reduce bus bandwidth; 0 = no NVLS
+  bool sharp = false;             // in-network all-reduce (SHARP / NCCL CollNet) across nodes
 };
 
 struct SearchSpec {

@@ -1,0 +1,36 @@
+// What training precision changes in a layer's costs (docs/precision.md).
+#pragma once
+
+#include <string>
+
+#include "ppsearch/cost/gemm.hpp"
+#include "ppsearch/spec/specs.hpp"
+
+namespace ppsearch {
+
+struct PrecisionPlan {
+  bool fp8 = false;
+  // Precision of the transformer layers' linear GEMMs (QKV, out-projection, FC1, FC2; fprop,
+  // dgrad and wgrad). Core attention, the embedding and the output layer stay bf16.
+  GemmPrecision linear = GemmPrecision::kBf16;
+  // HBM bytes per element of one FP8 quantisation pass over a bf16 tensor: read 2, write the FP8
+  // copy (1) and its transposed / column-wise copy (1) for the other GEMM of the pair; +2 for
+  // current scaling's separate amax pass. 0 in bf16.
+  double cast_bytes_per_element = 0;
+  // Bytes per linear weight held beyond the bf16 weight: +2 for the cached FP8 weight and its
+  // transpose / column-wise copy next to the bf16 one; with FP8 primary weights
+  // (fp8_param_gather) the FP8 weight replaces the bf16 one: 1 − 2 (per-tensor; the transpose
+  // is made when used) or 2 − 2 (MXFP8 keeps row- and column-wise copies). 0 in bf16.
+  double weight_copy_bytes = 0;
+  // Bytes per element of a linear layer's input saved for its backward (wgrad): 1 in FP8, 2 in
+  // bf16.
+  double saved_input_bytes = 2;
+};
+
+PrecisionPlan precision_plan(const TrainingSpec&, const GpuSpec&);
+
+// One line for the results' mfu_basis attribute: MFU is model FLOPs against the dense BF16
+// peak (gpu.peak_tflops) in every precision, as the frameworks report it; and the precision.
+std::string mfu_basis(const Problem&);
+
+}  // namespace ppsearch

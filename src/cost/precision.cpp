@@ -1,0 +1,63 @@
+// Training precision → per-layer cost terms (docs/precision.md).
+//
+// Sources: NVIDIA Transformer Engine (TE) user guide, "Using FP8 with Transformer Engine"
+// (recipes DelayedScaling, Float8CurrentScaling, MXFP8BlockScaling) and TE's Linear /
+// LayerNormLinear modules (transformer_engine/pytorch/module/linear.py,
+// layernorm_linear.py), which Megatron-Core's --fp8-format/--fp8-recipe use:
+//   - the linear layers' fprop, dgrad and wgrad GEMMs run in FP8; core attention (unless TE's
+//     FP8 attention is switched on), softmax, norms, the embedding and the output layer stay in
+//     bf16;
+//   - each GEMM input (activation X, output gradient dY) is quantised by a fused cast kernel
+//     that also writes the transposed copy (Hopper FP8 GEMMs take only the TN layout) or the
+//     column-wise MXFP8 copy (Blackwell), and records the tensor's amax; current scaling
+//     computes the amax in a separate pass first;
+//   - weights are quantised once per optimizer step and cached across micro-batches
+//     (is_first_microbatch), the FP8 weight and its transpose living next to the bf16 weight;
+//   - a linear layer saves its FP8 input (and not the bf16 one) for the wgrad GEMM.
+#include "ppsearch/cost/precision.hpp"
+
+#include <cstdio>
+
+namespace ppsearch {
+
+PrecisionPlan precision_plan(const TrainingSpec& t, const GpuSpec& g) {
+  PrecisionPlan p;
+  if (t.precision != "fp8" || g.peak_fp8_flop_per_s <= 0) return p;
+  p.fp8 = true;
+  p.linear = GemmPrecision::kFp8;
+  // read bf16 (2) + write FP8 row-wise (1) + FP8 transposed / column-wise (1); MXFP8 scales
+  // (one byte per 32 elements, both directions) add 1/16.
+  p.cast_bytes_per_element = 4.0;
+  if (t.fp8_recipe == Fp8Recipe::kCurrent) p.cast_bytes_per_element += 2.0;  // amax pass
+  if (t.fp8_recipe == Fp8Recipe::kMxfp8) p.cast_bytes_per_element += 2.0 / 32.0;
+  const double mx_scales = t.fp8_recipe == Fp8Recipe::kMxfp8 ? 2.0 / 32.0 : 0.0;
+  if (t.fp8_param_gather) {
+    // Megatron --fp8-param-gather (megatron/core/fp8_utils.py, TE Float8Tensor / MXFP8Tensor
+    // parameters): the model's weights are FP8; the fp32 main weights stay in the optimizer.
+    p.weight_copy_bytes = (t.fp8_recipe == Fp8Recipe::kMxfp8 ? 2.0 : 1.0) + mx_scales - 2.0;
+  } else {
+    p.weight_copy_bytes = 2.0 + mx_scales;
+  }
+  p.saved_input_bytes = 1.0;
+  return p;
+}
+
+std::string mfu_basis(const Problem& pb) {
+  const auto tflops = [](double flop_per_s) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", flop_per_s / 1e12);
+    return std::string(buf);
+  };
+  std::string s =
+      "model FLOPs / (iteration time x GPUs x gpu.peak_tflops = " + tflops(pb.gpu.peak_flop_per_s) +
+      " TFLOP/s, the dense BF16 peak); precision " + pb.training.precision;
+  if (pb.training.precision == "fp8") {
+    static const char* kRecipe[] = {"delayed", "current", "mxfp8"};
+    s += " (recipe " + std::string(kRecipe[static_cast<int>(pb.training.fp8_recipe)]) +
+         ", linear GEMMs against gpu.fp8_peak_tflops = " + tflops(pb.gpu.peak_fp8_flop_per_s) +
+         " TFLOP/s)";
+  }
+  return s;
+}
+
+}  // namespace ppsearch
