@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Third-party headers stay where docs/architecture.md §3.3 puts them:
-#   <mpi.h>            src/comm/mpi_communicator.cpp, tests/support/mpi_main.cpp
+#   <mpi.h>            src/comm/mpi_communicator.cpp, src/comm/probe_mpi.cpp, tests/support/mpi_main.cpp
 #   HDF5 / HighFive    src/io/*, tests/io/*
 #   <boost/...>        src/io/*, src/cli/*, tests/io/*, tests/cli/*
 #   <omp.h>, #pragma omp   src/runtime/*
@@ -19,7 +19,7 @@ declare -A pattern=(
   [openmp]="(${inc}omp\.h[>\"]|^[[:space:]]*#[[:space:]]*pragma[[:space:]]+omp)"
 )
 declare -A allowed=(
-  [mpi]='^(src/comm/mpi_communicator\.cpp|tests/support/mpi_main\.cpp)$'
+  [mpi]='^(src/comm/mpi_communicator\.cpp|src/comm/probe_mpi\.cpp|tests/support/mpi_main\.cpp)$'
   [hdf5]='^(src/io|tests/io)/'
   [boost]='^(src/io|src/cli|tests/io|tests/cli)/'
   [openmp]='^src/runtime/'

@@ -42,7 +42,10 @@ CONSTANTS = [
     ("cluster.nvlink_efficiency", True, 0.82, 0.02, 0.10),
     ("cluster.network_efficiency", True, 0.90, 0.02, 0.10),
     ("cluster.tp_comm_overlap", False, 0.0, 0.05, 0.20),
-    ("cluster.dp_comm_overlap", False, 0.9, 0.05, 0.20),
+    ("gpu.comm_contention", False, 0.25, 0.02, 0.07),
+    ("cluster.step_jitter", False, 0.003, 0.002, 0.003),
+    ("gpu.kernel_overhead_us", True, 3.0, 0.1, 0.5),
+    ("training.step_overhead_s", True, 0.02, 0.1, 1.0),
 ]
 
 

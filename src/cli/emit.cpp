@@ -465,6 +465,21 @@ LaunchConfig torchtitan(const Problem& p, const ResultRow& r,
     if (sch == Schedule::kGPipe && r.vpp == 1) schedule_name = "GPipe";
     if (sch == Schedule::k1F1B && r.vpp == 1) schedule_name = "1F1B";
     if (sch == Schedule::kInterleaved1F1B && r.vpp > 1) schedule_name = "Interleaved1F1B";
+    // ZB-V: torch.distributed.pipelining's ScheduleZBVZeroBubble, 2 stages per rank placed in
+    // a V (torchtitan picks the V placement for it); its W placement is its own.
+    if (sch == Schedule::kZBV && r.vpp == 2) {
+      schedule_name = "ZBVZeroBubble";
+      b.approx(
+          "ZBVZeroBubble places B and W with its own rules; ppsearch simulated its own ZB-V "
+          "order (docs/algorithms.md §2.4): same memory bound, the bubble may differ");
+    }
+    if (sch == Schedule::kDualPipe) {
+      b.refuse(
+          "torch.distributed.pipelining has no bidirectional DualPipe with two parameter "
+          "copies (its DualPipeV is the one-copy V variant, not what ppsearch simulated); "
+          "ppsearch --schedule zb-v,interleaved-1f1b,1f1b finds rows torchtitan can run");
+      return b.finish();
+    }
     if (schedule_name.empty()) {
       b.refuse(std::string("torch.distributed.pipelining has no ") + to_string(sch) +
                " schedule with " + std::to_string(r.vpp) +

@@ -19,7 +19,8 @@ namespace ppsearch::io_detail {
 // Enum names, as on the command line (docs/interface.md §1 and §3). Defined here, not taken from
 // the other modules' to_string functions, so the file format is fixed in one place. The
 // static_asserts tie the numeric values to the C++ enums.
-inline constexpr const char* kScheduleNames[] = {"gpipe", "1f1b", "interleaved-1f1b", "zb-h1"};
+inline constexpr const char* kScheduleNames[] = {"gpipe", "1f1b", "interleaved-1f1b",
+                                                 "zb-h1", "zb-v", "dualpipe"};
 inline constexpr const char* kRecomputeNames[] = {"none", "selective", "full"};
 inline constexpr const char* kInfeasibleNames[] = {"none", "memory", "too_few_layers", "schedule"};
 
@@ -33,7 +34,8 @@ static_assert(count_of(kRecomputeNames) == kNumRecompute, "one HDF5 name per Rec
 static_assert(count_of(kInfeasibleNames) == kNumInfeasible, "one HDF5 name per Infeasible value");
 static_assert(static_cast<int>(Schedule::kGPipe) == 0 && static_cast<int>(Schedule::k1F1B) == 1 &&
                   static_cast<int>(Schedule::kInterleaved1F1B) == 2 &&
-                  static_cast<int>(Schedule::kZBH1) == 3,
+                  static_cast<int>(Schedule::kZBH1) == 3 && static_cast<int>(Schedule::kZBV) == 4 &&
+                  static_cast<int>(Schedule::kDualPipe) == 5,
               "kScheduleNames follows the Schedule values");
 static_assert(static_cast<int>(Recompute::kNone) == 0 &&
                   static_cast<int>(Recompute::kSelective) == 1 &&

@@ -1,6 +1,8 @@
 // Names, input validation and homogeneous closed forms of the pipeline-schedule module.
 #include "ppsearch/schedule/pipeline_schedule.hpp"
 
+#include "ppsearch/schedule/schedule_order.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -19,6 +21,8 @@ constexpr ScheduleName kScheduleNames[] = {
     {ScheduleKind::k1F1B, "1f1b"},
     {ScheduleKind::kInterleaved1F1B, "interleaved-1f1b"},
     {ScheduleKind::kZBH1, "zb-h1"},
+    {ScheduleKind::kZBV, "zb-v"},
+    {ScheduleKind::kDualPipe, "dualpipe"},
 };
 
 std::string format_double(double x) {
@@ -44,6 +48,18 @@ std::string check_vector(const char* field, const std::vector<double>& values, s
   return std::string();
 }
 
+// ZB-V at its design point T_F = T_B = T_W (sail-sg README "ZBV": bubble rate → 0, activation
+// memory 1× 1F1B): with this module's ZB-V order the only idle time is the forward fill of the
+// last device, P−1 chunk forwards of f/2 each, for M >= 2P [derived; checked against the
+// simulator for P <= 12 in the unit tests; docs/algorithms.md §2.1]. No closed form is claimed
+// off that point (NaN): the order is a greedy plan.
+double zbv_closed_form(int P, int M, double f, double b, double w) {
+  if (!(f == b && b == w) || M < 2 * P) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  return M * (f + b + w) + (P - 1) * f / 2;
+}
+
 }  // namespace
 
 const char* to_string(ScheduleKind kind) {
@@ -65,7 +81,7 @@ bool parse_schedule(std::string_view name, ScheduleKind* kind) {
   return false;
 }
 
-const char* schedule_names() { return "gpipe, 1f1b, interleaved-1f1b, zb-h1"; }
+const char* schedule_names() { return "gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-v, dualpipe"; }
 
 const char* to_string(P2PMode mode) {
   switch (mode) {
@@ -102,23 +118,9 @@ std::string validate(const ScheduleInput& in) {
     return "mode = " + std::to_string(static_cast<int>(in.mode)) +
            ": unknown p2p mode; allowed: async, blocking";
   }
-  if (in.devices < 1) {
-    return "devices = " + std::to_string(in.devices) + ": must be >= 1";
-  }
-  if (in.chunks < 1) {
-    return "chunks = " + std::to_string(in.chunks) + ": must be >= 1";
-  }
-  if (in.microbatches < 1) {
-    return "microbatches = " + std::to_string(in.microbatches) + ": must be >= 1";
-  }
-  if (in.kind != ScheduleKind::kInterleaved1F1B && in.chunks != 1) {
-    return "chunks = " + std::to_string(in.chunks) + ": must be 1 for schedule " +
-           to_string(in.kind);
-  }
-  if (in.kind == ScheduleKind::kInterleaved1F1B && in.microbatches % in.devices != 0) {
-    return "microbatches = " + std::to_string(in.microbatches) +
-           ": must be a multiple of devices (" + std::to_string(in.devices) + ") for schedule " +
-           to_string(in.kind);
+  if (const std::string shape = check_shape(in.kind, in.devices, in.chunks, in.microbatches);
+      !shape.empty()) {
+    return shape;
   }
   const long long V = static_cast<long long>(in.devices) * in.chunks;
   if (V > kMaxVirtualStages) {
@@ -150,7 +152,7 @@ double closed_form_time(ScheduleKind kind, int P, int v, int M, double f, double
   if (P < 1 || v < 1 || M < 1) {
     return nan;
   }
-  if (kind != ScheduleKind::kInterleaved1F1B && v != 1) {
+  if (!check_shape(kind, P, v, M).empty()) {
     return nan;
   }
   switch (kind) {
@@ -174,6 +176,16 @@ double closed_form_time(ScheduleKind kind, int P, int v, int M, double f, double
       const double m = std::min(f, std::min(b, w));
       return M * (f + b + w) + (P - 1) * (f + b) - (std::min(M, P) - 1) * m;
     }
+    case ScheduleKind::kZBV:
+      return zbv_closed_form(P, M, f, b, w);
+    case ScheduleKind::kDualPipe:
+      // DeepSeek-V3 report §3.2.1, Table 2: bubble (PP/2 − 1)(F&B + B − 3W), F the forward of a
+      // chunk (a stage), B its *full* backward (b + w here), W its weight-gradient part, F&B an
+      // overlapped forward and backward pair: f + b + w when the overlap hides nothing (the
+      // simulator runs the pair back to back). Each device computes every micro-batch once (as
+      // stage d in one direction or stage P−1−d in the other): M(f+b+w) of work.
+      // docs/algorithms.md §2.1.
+      return M * (f + b + w) + (P / 2 - 1) * ((f + b + w) + (b + w) - 3 * w);
   }
   return nan;
 }

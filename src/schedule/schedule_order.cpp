@@ -1,7 +1,10 @@
 #include "ppsearch/schedule/schedule_order.hpp"
 
 #include <algorithm>
+#include <deque>
+#include <limits>
 #include <string>
+#include <vector>
 
 namespace ppsearch {
 namespace {
@@ -84,9 +87,289 @@ void interleaved_device(int d, int P, int v, int M, std::vector<PipeOp>& out) {
   }
 }
 
+// ZB-V (Qi et al. 2024, arXiv 2405.15362, the V-shape building block; sail-sg README "ZBV": each
+// device holds exactly 2 chunks in a V and keeps 1F1B's activation memory; docs/algorithms.md
+// §2.4). The order is what a greedy list scheduler produces for uniform chunks with the per-chunk
+// times of `hint` (cost-aware like sail-sg `scheduler/zbv.py`, with this module's own, simpler
+// rules); the simulator then runs that order with the real per-stage times like every other
+// order. Devices are served in the order of their clocks; a device whose clock is t runs
+//   1. a B whose input gradient is there (the variant says which chunk first);
+//   2. else an F whose input is there (chunk 1, the one nearer the turn of the V, first) if the
+//      memory rule allows it;
+//   3. else its oldest pending W (work-conserving: a W rather than idle time);
+//   4. else it waits for the next input.
+// Memory: a device holds at most 2P chunk activations, i.e. P stages' worth: 1F1B's peak on
+// device 0, W states included (a B keeps `hint.w_state` of an activation until its W; zbv.py
+// counts them the same way). A chunk-0 F keeps one place free for the chunk-1 F of the oldest
+// micro-batch still missing it, so that the V always turns; when an F has no room the device runs
+// its pending W instead, which frees it. The per-stage variant also holds the chunk-0 stage d to
+// 2P−1−d and the chunk-1 stage to d+1 (1F1B's in-flight limits on a 2P-stage chain, less one on
+// chunk 0).
+// The four variants (B chunk order × memory rule) are planned and the shortest plan is kept, as
+// zbv.py keeps the best of its variants. Each plan is a feasible schedule of the dependency
+// graph, so its per-device order cannot deadlock. Returns the plan's makespan, or −1 when a
+// memory rule stalls it.
+double zbv_plan(int P, int M, const OrderHint& hint, bool b_chunk0_first, bool per_stage,
+                std::vector<std::vector<PipeOp>>& ops) {
+  const int V = 2 * P;
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::size_t cells = static_cast<std::size_t>(V) * static_cast<std::size_t>(M);
+  std::vector<double> end_f(cells, inf);
+  std::vector<double> end_b(cells, inf);
+  auto at = [&](std::vector<double>& e, int vs, int mb) -> double& {
+    return e[static_cast<std::size_t>(mb) * V + static_cast<std::size_t>(vs)];
+  };
+  struct Dev {
+    double clock = 0;
+    bool waiting = false;  // waits at `clock` for a peer at the same time
+    int nf[2] = {0, 0};
+    int nb[2] = {0, 0};
+    int left = 0;
+    std::deque<PipeOp> pending_w;
+  };
+  std::vector<Dev> dev(static_cast<std::size_t>(P));
+  ops.assign(static_cast<std::size_t>(P), {});
+  for (int d = 0; d < P; ++d) {
+    dev[static_cast<std::size_t>(d)].left = 6 * M;
+    ops[static_cast<std::size_t>(d)].reserve(6 * static_cast<std::size_t>(M));
+  }
+  const int b_order[2] = {b_chunk0_first ? 0 : 1, b_chunk0_first ? 1 : 0};
+  long long left = 3LL * static_cast<long long>(cells);
+  double makespan = 0;
+  while (left > 0) {
+    int d = -1;
+    for (int e = 0; e < P; ++e) {
+      const Dev& E = dev[static_cast<std::size_t>(e)];
+      if (E.left == 0) continue;
+      const Dev* Dd = d < 0 ? nullptr : &dev[static_cast<std::size_t>(d)];
+      if (!Dd || E.clock < Dd->clock || (E.clock == Dd->clock && Dd->waiting && !E.waiting)) {
+        d = e;
+      }
+    }
+    Dev& D = dev[static_cast<std::size_t>(d)];
+    const double t = D.clock;
+    const int stage[2] = {d, V - 1 - d};
+    // Earliest start of each candidate (inf while its input is not scheduled).
+    double ready_b[2] = {inf, inf};
+    double ready_f[2] = {inf, inf};
+    for (int c = 0; c < 2; ++c) {
+      const int vs = stage[c];
+      if (D.nb[c] < D.nf[c]) {
+        const int mb = D.nb[c];
+        ready_b[c] = vs == V - 1 ? at(end_f, vs, mb) : at(end_b, vs + 1, mb);
+      }
+      if (D.nf[c] < M) {
+        ready_f[c] = vs == 0 ? 0.0 : at(end_f, vs - 1, D.nf[c]);
+      }
+    }
+    // Memory held, in chunk activations: forwards waiting for their B, plus the W states of Bs
+    // waiting for their W (w_state each).
+    const int fwd_held = D.nf[0] + D.nf[1] - D.nb[0] - D.nb[1];
+    const double held = fwd_held + hint.w_state * static_cast<double>(D.pending_w.size());
+    const double reserve = D.nf[0] > D.nf[1] ? 1.0 : 0.0;
+    bool room[2] = {held + 1 + reserve <= V + 1e-9, held + 1 <= V + 1e-9};
+    if (per_stage) {
+      room[0] = room[0] && D.nf[0] - D.nb[0] < V - 1 - d;
+      room[1] = room[1] && D.nf[1] - D.nb[1] < d + 1;
+    }
+    PipeOp pick{};
+    double dur = 0;
+    bool found = false;
+    for (int c : b_order) {
+      if (!found && ready_b[c] <= t) {
+        pick = {OpKind::kB, stage[c], D.nb[c]};
+        dur = hint.b;
+        found = true;
+      }
+    }
+    if (!found && room[1] && ready_f[1] <= t) {
+      pick = {OpKind::kF, stage[1], D.nf[1]};
+      dur = hint.f;
+      found = true;
+    }
+    if (!found && room[0] && ready_f[0] <= t) {
+      pick = {OpKind::kF, stage[0], D.nf[0]};
+      dur = hint.f;
+      found = true;
+    }
+    if (!found && !D.pending_w.empty()) {
+      pick = D.pending_w.front();
+      D.pending_w.pop_front();
+      dur = hint.w;
+      found = true;
+    }
+    if (!found) {
+      // Wait for the next input: the earliest known one, else the next moment another device
+      // can change anything (its clock: every op it schedules from now on starts there or later).
+      double next = std::min(ready_b[0], ready_b[1]);
+      for (int c = 0; c < 2; ++c) {
+        if (room[c]) next = std::min(next, ready_f[c]);
+      }
+      bool peer_now = false;
+      for (int e = 0; e < P; ++e) {
+        const Dev& E = dev[static_cast<std::size_t>(e)];
+        if (e == d || E.left == 0) continue;
+        if (E.clock > t) next = std::min(next, E.clock);
+        peer_now = peer_now || (E.clock == t && !E.waiting);
+      }
+      if (next == inf && !peer_now) {
+        return -1;  // every device waits: the memory rule stalls this plan
+      }
+      if (next == inf) {
+        D.waiting = true;  // let the peers at the same time go first
+      } else {
+        D.clock = next;
+        D.waiting = false;
+      }
+      continue;
+    }
+    const double end = t + dur;
+    const int c = pick.vs < P ? 0 : 1;
+    if (pick.kind == OpKind::kF) {
+      at(end_f, pick.vs, pick.mb) = end;
+      ++D.nf[c];
+    } else if (pick.kind == OpKind::kB) {
+      at(end_b, pick.vs, pick.mb) = end;
+      ++D.nb[c];
+      D.pending_w.push_back({OpKind::kW, pick.vs, pick.mb});
+    }
+    ops[static_cast<std::size_t>(d)].push_back(pick);
+    D.clock = end;
+    --D.left;
+    --left;
+    makespan = std::max(makespan, end);
+    for (Dev& E : dev) E.waiting = false;  // something changed: everyone looks again
+  }
+  return makespan;
+}
+
+std::string zbv_order(int P, int M, const OrderHint& hint, std::vector<PipeOp>& out,
+                      std::vector<int>& begin) {
+  std::vector<std::vector<PipeOp>> best, plan;
+  double best_t = -1;
+  for (bool per_stage : {false, true}) {
+    for (bool b0 : {true, false}) {
+      const double t = zbv_plan(P, M, hint, b0, per_stage, plan);
+      if (t >= 0 && (best_t < 0 || t < best_t)) {
+        best_t = t;
+        best.swap(plan);
+      }
+    }
+  }
+  if (best_t < 0) {
+    return "internal error: the ZB-V order generator stalls";
+  }
+  for (int d = 0; d < P; ++d) {
+    begin[static_cast<std::size_t>(d)] = static_cast<int>(out.size());
+    const auto& o = best[static_cast<std::size_t>(d)];
+    out.insert(out.end(), o.begin(), o.end());
+  }
+  return std::string();
+}
+
+// DualPipe (DeepSeek-V3 report §3.2.1; the order of deepseek-ai/DualPipe `DualPipe.step`,
+// docs/algorithms.md §2.4). Rank r holds the forward direction's stage r (vs = r) and the reverse
+// direction's stage P−1−r (vs = 2P−1−r); each direction runs N = M/2 micro-batches. The code's
+// "phase" p is direction p for the first half of the ranks and 1 − p for the second half;
+// h = min(r, P−1−r), H = P/2. A backward that runs with WeightGradStore enabled ("zb") is a B
+// whose W is queued and popped FIFO by a later weight step; otherwise it is a fused BW. The
+// overlapped F&B pairs of steps 4 and 5 run as their F followed by their BW.
+void dualpipe_device(int r, int P, int M, std::vector<PipeOp>& out) {
+  const int H = P / 2;
+  const int h = std::min(r, P - 1 - r);
+  const int N = M / 2;
+  const int second = r >= H ? 1 : 0;
+  const int stage[2] = {r, 2 * P - 1 - r};  // by direction
+  int nf[2] = {0, 0};
+  int nb[2] = {0, 0};
+  std::deque<PipeOp> wq;
+  auto F = [&](int phase) {
+    const int dir = phase ^ second;
+    push(out, OpKind::kF, stage[dir], nf[dir]++);
+  };
+  auto B = [&](int phase, bool zb) {
+    const int dir = phase ^ second;
+    const int mb = nb[dir]++;
+    if (zb) {
+      push(out, OpKind::kB, stage[dir], mb);
+      wq.push_back({OpKind::kW, stage[dir], mb});
+    } else {
+      push(out, OpKind::kBW, stage[dir], mb);
+    }
+  };
+  auto W = [&]() {
+    out.push_back(wq.front());
+    wq.pop_front();
+  };
+  for (int i = 0; i < 2 * (H - h - 1); ++i) F(0);  // step 1: nF0
+  for (int i = 0; i < h + 1; ++i) {                // step 2: nF0F1
+    F(0);
+    F(1);
+  }
+  for (int i = 0; i < H - h - 1; ++i) {  // step 3: nB1W1F1 (zero bubble)
+    B(1, true);
+    W();
+    F(1);
+  }
+  for (int i = 0; i < N - P + h + 1; ++i) {  // step 4: nF0B1F1B0 (F&B pairs)
+    F(0);
+    B(1, false);
+    F(1);
+    B(0, false);
+  }
+  for (int i = 0; i < H - h - 1; ++i) {  // step 5: nB1F1B0
+    B(1, false);
+    F(1);
+    B(0, false);
+  }
+  bool zb = false;  // step 6: nB1B0, the second half with zero bubble
+  for (int i = 0; i < h + 1; ++i) {
+    if (i == (h + 1) / 2 && h % 2 == 1) zb = true;
+    B(1, zb);
+    if (i == (h + 1) / 2 && h % 2 == 0) zb = true;
+    B(0, zb);
+  }
+  for (int i = 0; i < H - h - 1; ++i) {  // step 7: nWB0 (zero bubble)
+    W();
+    B(0, true);
+  }
+  while (!wq.empty()) W();  // step 8: nW (h + 1 of them)
+}
+
 }  // namespace
 
-std::string build_schedule_order(ScheduleKind kind, int P, int v, int M, ScheduleOrder* order) {
+int stage_device(ScheduleKind kind, int P, int vs) {
+  if (kind == ScheduleKind::kZBV || kind == ScheduleKind::kDualPipe) {
+    return vs < P ? vs : 2 * P - 1 - vs;
+  }
+  return vs % P;
+}
+
+int device_stage(ScheduleKind kind, int P, int c, int d) {
+  if ((kind == ScheduleKind::kZBV || kind == ScheduleKind::kDualPipe) && c == 1) {
+    return 2 * P - 1 - d;
+  }
+  return c * P + d;
+}
+
+bool chain_first(ScheduleKind kind, int P, int vs) {
+  return vs == 0 || (kind == ScheduleKind::kDualPipe && vs == P);
+}
+
+bool chain_last(ScheduleKind kind, int P, int V, int vs) {
+  return vs == V - 1 || (kind == ScheduleKind::kDualPipe && vs == P - 1);
+}
+
+int chain_microbatches(ScheduleKind kind, int M) {
+  return kind == ScheduleKind::kDualPipe ? M / 2 : M;
+}
+
+bool splits_backward(ScheduleKind kind) {
+  return kind == ScheduleKind::kZBH1 || kind == ScheduleKind::kZBV ||
+         kind == ScheduleKind::kDualPipe;
+}
+
+std::string check_shape(ScheduleKind kind, int P, int v, int M) {
   if (P < 1) {
     return "devices = " + std::to_string(P) + ": must be >= 1";
   }
@@ -96,12 +379,35 @@ std::string build_schedule_order(ScheduleKind kind, int P, int v, int M, Schedul
   if (M < 1) {
     return "microbatches = " + std::to_string(M) + ": must be >= 1";
   }
-  if (kind != ScheduleKind::kInterleaved1F1B && v != 1) {
+  const bool two = kind == ScheduleKind::kZBV || kind == ScheduleKind::kDualPipe;
+  if (two && v != 2) {
+    return "chunks = " + std::to_string(v) + ": must be 2 for schedule " + to_string(kind);
+  }
+  if (!two && kind != ScheduleKind::kInterleaved1F1B && v != 1) {
     return "chunks = " + std::to_string(v) + ": must be 1 for schedule " + to_string(kind);
   }
   if (kind == ScheduleKind::kInterleaved1F1B && M % P != 0) {
     return "microbatches = " + std::to_string(M) + ": must be a multiple of devices (" +
            std::to_string(P) + ") for schedule " + to_string(kind);
+  }
+  if (kind == ScheduleKind::kDualPipe) {
+    // deepseek-ai/DualPipe `DualPipe.step`: num_ranks % 2 == 0, num_chunks % 2 == 0 and
+    // num_chunks >= 2 * num_ranks.
+    if (P % 2 != 0) {
+      return "devices = " + std::to_string(P) + ": must be even for schedule dualpipe";
+    }
+    if (M % 2 != 0 || M < 2 * P) {
+      return "microbatches = " + std::to_string(M) + ": must be even and at least 2 * devices (" +
+             std::to_string(2 * P) + ") for schedule dualpipe";
+    }
+  }
+  return std::string();
+}
+
+std::string build_schedule_order(ScheduleKind kind, int P, int v, int M, ScheduleOrder* order,
+                                 const OrderHint& hint) {
+  if (const std::string err = check_shape(kind, P, v, M); !err.empty()) {
+    return err;
   }
   const long long V = static_cast<long long>(P) * v;
   if (V > kMaxVirtualStages || V * M > kMaxStageMicrobatches) {
@@ -109,10 +415,15 @@ std::string build_schedule_order(ScheduleKind kind, int P, int v, int M, Schedul
            ": must be <= " + std::to_string(kMaxStageMicrobatches) +
            " (and devices * chunks <= " + std::to_string(kMaxVirtualStages) + ")";
   }
-  const std::size_t ops_per_stage = kind == ScheduleKind::kZBH1 ? 3 : 2;
+  const std::size_t ops_per_stage = splits_backward(kind) ? 3 : 2;
   order->ops.clear();
-  order->ops.reserve(ops_per_stage * static_cast<std::size_t>(V * M));
+  order->ops.reserve(ops_per_stage * static_cast<std::size_t>(V * chain_microbatches(kind, M)));
   order->begin.assign(static_cast<std::size_t>(P) + 1, 0);
+  if (kind == ScheduleKind::kZBV) {
+    const std::string err = zbv_order(P, M, hint, order->ops, order->begin);
+    order->begin[static_cast<std::size_t>(P)] = static_cast<int>(order->ops.size());
+    return err;
+  }
   for (int d = 0; d < P; ++d) {
     order->begin[static_cast<std::size_t>(d)] = static_cast<int>(order->ops.size());
     switch (kind) {
@@ -128,6 +439,11 @@ std::string build_schedule_order(ScheduleKind kind, int P, int v, int M, Schedul
       case ScheduleKind::kInterleaved1F1B:
         interleaved_device(d, P, v, M, order->ops);
         break;
+      case ScheduleKind::kDualPipe:
+        dualpipe_device(d, P, M, order->ops);
+        break;
+      case ScheduleKind::kZBV:
+        break;  // built above
     }
   }
   order->begin[static_cast<std::size_t>(P)] = static_cast<int>(order->ops.size());

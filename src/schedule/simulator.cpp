@@ -36,10 +36,13 @@
 namespace ppsearch {
 namespace {
 
-// Parameter slots: kind·V + vs with kind 0 = F, 1 = B or fused BW, 2 = W.
+// Parameter slots: kind·V + vs with kind 0 = F, 1 = split B, 2 = W, 3 = fused BW. B and BW play
+// the same part in the dependency graph (isb()); DualPipe uses both in one order.
 constexpr int kSlotF = 0;
 constexpr int kSlotB = 1;
 constexpr int kSlotW = 2;
+constexpr int kSlotBW = 3;
+constexpr int kSlots = 4;
 
 int slot_kind(OpKind kind) {
   switch (kind) {
@@ -48,11 +51,14 @@ int slot_kind(OpKind kind) {
     case OpKind::kW:
       return kSlotW;
     case OpKind::kB:
+      return kSlotB;
     case OpKind::kBW:
       break;
   }
-  return kSlotB;
+  return kSlotBW;
 }
+
+bool isb(int slot) { return slot == kSlotB || slot == kSlotBW; }
 
 // One op of a compiled program. `prev` and `dep` are program indices; the sentinel index
 // ops.size() stands for "none" and holds end time 0.
@@ -69,6 +75,7 @@ struct Program {
   int P = 0;
   int v = 0;
   int M = 0;
+  OrderHint hint;  // ZB-V plans its order with it (part of the cache key)
   std::uint64_t last_use = 0;
   std::vector<CompiledOp> ops;
   std::vector<int> last_op;         // per device: program index of its last op
@@ -86,12 +93,14 @@ struct Program {
 }  // namespace
 
 struct SimWorkspace::Impl {
-  // Per parameter slot (size 3V), prepared from the input once per call.
+  // Per parameter slot (size kSlots·V), prepared from the input once per call.
   std::vector<double> cost;       // op duration + blocking send time: how long the device is held
   std::vector<double> dur;        // op duration alone (busy time)
   std::vector<double> lag;        // async transfer time before the op may start
   std::vector<double> dm;         // activation-memory delta
   std::vector<double> act, keep;  // per virtual stage: F's bytes, bytes kept from B to W
+  std::vector<double> work;       // per virtual stage: F + B + W time of one micro-batch
+  OrderHint hint;                 // per-chunk time ratios for the ZB-V generator
   // Reference worklist state.
   ScheduleOrder order;
   std::vector<double> end_f, end_b, end_w;  // index mb·V + vs; −1 = not run yet
@@ -149,16 +158,18 @@ void note_peak(double total, double keep, double* peak, double* peak_keep) {
 void prepare(const ScheduleInput& in, Impl& ws) {
   const int P = in.devices;
   const int V = P * in.chunks;
-  const bool split = in.kind == ScheduleKind::kZBH1;
+  const bool split = splits_backward(in.kind);
   const bool blocking = in.mode == P2PMode::kBlocking;
   for (auto* v : {&ws.cost, &ws.dur, &ws.lag, &ws.dm}) {
-    v->assign(3 * uz(V), 0.0);
+    v->assign(kSlots * uz(V), 0.0);
   }
   ws.act.assign(uz(V), 0.0);
   ws.keep.assign(uz(V), 0.0);
+  ws.work.assign(uz(V), 0.0);
   const std::size_t f0 = 0;
   const std::size_t b0 = uz(V);
   const std::size_t w0 = 2 * uz(V);
+  const std::size_t bw0 = 3 * uz(V);
   for (int vs = 0; vs < V; ++vs) {
     const auto i = uz(vs);
     const double wgt = at_or_zero(in.wgt_s, i);
@@ -166,30 +177,57 @@ void prepare(const ScheduleInput& in, Impl& ws) {
     const double keep = split ? at_or_zero(in.wkeep_bytes, i) : 0.0;
     ws.act[i] = act;
     ws.keep[i] = keep;
+    ws.work[i] = in.fwd_s[i] + in.bwd_s[i] + wgt;
     ws.dur[f0 + i] = in.fwd_s[i];
-    ws.dur[b0 + i] = split ? in.bwd_s[i] : in.bwd_s[i] + wgt;  // fused BW = B + W
-    ws.dur[w0 + i] = split ? wgt : 0.0;
-    // F adds A; B frees A − Wkeep (split) or A (fused); W frees Wkeep (§2.4 memory deltas).
+    ws.dur[b0 + i] = in.bwd_s[i];
+    ws.dur[w0 + i] = wgt;
+    ws.dur[bw0 + i] = in.bwd_s[i] + wgt;  // fused BW = B + W
+    // F adds A; a split B frees A − Wkeep and its W frees Wkeep; a fused BW frees A (§2.4).
     ws.dm[f0 + i] = act;
     ws.dm[b0 + i] = -(act - keep);
     ws.dm[w0 + i] = -keep;
+    ws.dm[bw0 + i] = -act;
   }
   for (std::size_t k = 0; k < ws.cost.size(); ++k) {
     ws.cost[k] = ws.dur[k];
   }
-  // Boundary vs → vs+1 is charged only between different devices (dev(vs) = vs mod P).
+  ws.hint = OrderHint();
+  if (in.kind == ScheduleKind::kZBV) {
+    // The ZB-V generator plans with the mean F : B : W ratios, rounded to 1/16 of F, so that
+    // inputs with the same ratios share one order and one compiled program.
+    double f = 0, b = 0, w = 0, act = 0, keep = 0;
+    for (int vs = 0; vs < V; ++vs) {
+      f += in.fwd_s[uz(vs)];
+      b += in.bwd_s[uz(vs)];
+      w += at_or_zero(in.wgt_s, uz(vs));
+      act += ws.act[uz(vs)];
+      keep += ws.keep[uz(vs)];
+    }
+    if (f > 0) {
+      ws.hint.b = std::round(16 * b / f) / 16;
+      ws.hint.w = std::round(16 * w / f) / 16;
+    }
+    if (act > 0) {  // the W state's share, rounded up (a conservative memory plan)
+      ws.hint.w_state = std::min(1.0, std::ceil(16 * keep / act) / 16);
+    }
+  }
+  // Boundary vs → vs+1 is charged only between different devices (stage_device()) and within
+  // a chain (DualPipe's two directions meet at P−1 | P without a transfer).
   for (int vs = 0; vs + 1 < V; ++vs) {
-    if ((vs + 1) % P == vs % P) {
+    if (stage_device(in.kind, P, vs + 1) == stage_device(in.kind, P, vs) ||
+        chain_last(in.kind, P, V, vs)) {
       continue;
     }
     const auto i = uz(vs);
     const double c = at_or_zero(in.p2p_s, i);
     if (blocking) {
-      ws.cost[f0 + i] += c;      // F(vs) sends its output to vs+1
-      ws.cost[b0 + i + 1] += c;  // B(vs+1) sends its input gradient to vs
+      ws.cost[f0 + i] += c;       // F(vs) sends its output to vs+1
+      ws.cost[b0 + i + 1] += c;   // B(vs+1) sends its input gradient to vs
+      ws.cost[bw0 + i + 1] += c;  // (or the fused BW)
     } else {
       ws.lag[f0 + i + 1] = c;  // F(vs+1) waits for the activation from vs
       ws.lag[b0 + i] = c;      // B(vs) waits for the gradient from vs+1
+      ws.lag[bw0 + i] = c;
     }
   }
 }
@@ -228,15 +266,15 @@ void reference_worklist(const ScheduleInput& in, Impl& ws, ScheduleResult* out) 
   const int P = in.devices;
   const int V = P * in.chunks;
   const int M = in.microbatches;
-  const std::string err = build_schedule_order(in.kind, P, in.chunks, M, &ws.order);
+  const std::string err = build_schedule_order(in.kind, P, in.chunks, M, &ws.order, ws.hint);
   if (!err.empty()) {
     set_error(err, out);
     return;
   }
-  const std::size_t cells = uz(V) * uz(M);
+  const std::size_t cells = uz(V) * uz(chain_microbatches(in.kind, M));
   ws.end_f.assign(cells, -1.0);
   ws.end_b.assign(cells, -1.0);
-  ws.end_w.assign(in.kind == ScheduleKind::kZBH1 ? cells : 0, -1.0);
+  ws.end_w.assign(splits_backward(in.kind) ? cells : 0, -1.0);
   ws.ptr.assign(ws.order.begin.begin(), ws.order.begin.end() - 1);
   ws.clock.assign(uz(P), 0.0);
   ws.mem.assign(uz(P), 0.0);
@@ -259,10 +297,10 @@ void reference_worklist(const ScheduleInput& in, Impl& ws, ScheduleResult* out) 
         double dep = 0;
         bool has_dep = true;
         if (kind == kSlotF) {
-          has_dep = op.vs > 0;
+          has_dep = !chain_first(in.kind, P, op.vs);
           dep = has_dep ? ws.end_f[idx - 1] : 0.0;
-        } else if (kind == kSlotB) {
-          dep = op.vs + 1 < V ? ws.end_b[idx + 1] : ws.end_f[idx];
+        } else if (isb(kind)) {
+          dep = chain_last(in.kind, P, V, op.vs) ? ws.end_f[idx] : ws.end_b[idx + 1];
         } else {
           dep = ws.end_b[idx];
         }
@@ -277,7 +315,7 @@ void reference_worklist(const ScheduleInput& in, Impl& ws, ScheduleResult* out) 
               {op, d, start, start + ws.dur[slot], end, ready, has_dep ? dep : -1.0});
         }
         ws.clock[du] = end;
-        (kind == kSlotF ? ws.end_f : (kind == kSlotB ? ws.end_b : ws.end_w))[idx] = end;
+        (kind == kSlotF ? ws.end_f : (isb(kind) ? ws.end_b : ws.end_w))[idx] = end;
         out->busy_s[du] += ws.dur[slot];
         ws.mem[du] += ws.dm[slot];
         // W-state bytes held: a split B adds its Wkeep, W frees it (the deltas of prepare()).
@@ -290,7 +328,7 @@ void reference_worklist(const ScheduleInput& in, Impl& ws, ScheduleResult* out) 
           out->peak_in_flight[du] = std::max(out->peak_in_flight[du], ws.inflight[du]);
         } else {
           out->last_grad_end_s[du] = end;
-          if (kind == kSlotB) {
+          if (isb(kind)) {
             --ws.inflight[du];
           }
         }
@@ -318,7 +356,7 @@ void reference_worklist(const ScheduleInput& in, Impl& ws, ScheduleResult* out) 
 void gpipe_closed_form(const ScheduleInput& in, const Impl& ws, ScheduleResult* out) {
   const int P = in.devices;
   const int M = in.microbatches;
-  const auto b0 = uz(P);
+  const auto b0 = uz(kSlotBW) * uz(P);  // GPipe runs fused BW
   resize_result(P, out);
   double sum_f = 0;
   double max_f = 0;
@@ -361,7 +399,12 @@ struct PeriodicShape {
   int ops_per_step = 2;
 };
 
-bool is_periodic_kind(ScheduleKind kind) { return kind != ScheduleKind::kGPipe; }
+// ZB-V and DualPipe run their compiled full program (their orders are not written as one
+// repeated step; see build_schedule_order()).
+bool is_periodic_kind(ScheduleKind kind) {
+  return kind == ScheduleKind::k1F1B || kind == ScheduleKind::kInterleaved1F1B ||
+         kind == ScheduleKind::kZBH1;
+}
 
 PeriodicShape shape_of(ScheduleKind kind, int P, int v) {
   PeriodicShape s;
@@ -393,6 +436,8 @@ long long step_position(ScheduleKind kind, long long P, long long v, int d, long
       return (P - 1 + d) + 3 * g;
     case ScheduleKind::k1F1B:
     case ScheduleKind::kGPipe:
+    case ScheduleKind::kZBV:
+    case ScheduleKind::kDualPipe:
       break;
   }
   return (P - 1 + d) + 2 * g;
@@ -471,18 +516,18 @@ void wavefront_order(Impl& ws, Program* prog) {
 
 // Builds the program for (kind, P, v, M): the worklist of §2.4 without times.
 std::string compile(ScheduleKind kind, int P, int v, int M, Impl& ws, Program* prog) {
-  const std::string err = build_schedule_order(kind, P, v, M, &ws.order);
+  const std::string err = build_schedule_order(kind, P, v, M, &ws.order, ws.hint);
   if (!err.empty()) {
     return err;
   }
   const int V = P * v;
-  const std::size_t cells = uz(V) * uz(M);
+  const std::size_t cells = uz(V) * uz(chain_microbatches(kind, M));
   const std::size_t n = ws.order.ops.size();
   const int none = static_cast<int>(n);
   const std::size_t width = 2 * uz(v);
   ws.slot_f.assign(cells, -1);
   ws.slot_b.assign(cells, -1);
-  ws.slot_w.assign(kind == ScheduleKind::kZBH1 ? cells : 0, -1);
+  ws.slot_w.assign(splits_backward(kind) ? cells : 0, -1);
   ws.pos_to_prog.assign(n, -1);
   ws.ptr.assign(ws.order.begin.begin(), ws.order.begin.end() - 1);
   ws.inflight.assign(uz(P), 0);
@@ -495,6 +540,7 @@ std::string compile(ScheduleKind kind, int P, int v, int M, Impl& ws, Program* p
   prog->P = P;
   prog->v = v;
   prog->M = M;
+  prog->hint = ws.hint;
   prog->ops.clear();
   prog->ops.reserve(n);
   prog->last_op.assign(uz(P), none);
@@ -512,11 +558,11 @@ std::string compile(ScheduleKind kind, int P, int v, int M, Impl& ws, Program* p
         const int k = slot_kind(op.kind);
         int dep = none;
         if (k == kSlotF) {
-          if (op.vs > 0 && (dep = ws.slot_f[idx - 1]) < 0) {
+          if (!chain_first(kind, P, op.vs) && (dep = ws.slot_f[idx - 1]) < 0) {
             break;
           }
-        } else if (k == kSlotB) {
-          dep = op.vs + 1 < V ? ws.slot_b[idx + 1] : ws.slot_f[idx];
+        } else if (isb(k)) {
+          dep = chain_last(kind, P, V, op.vs) ? ws.slot_f[idx] : ws.slot_b[idx + 1];
           if (dep < 0) {
             break;
           }
@@ -526,7 +572,7 @@ std::string compile(ScheduleKind kind, int P, int v, int M, Impl& ws, Program* p
         const int self = static_cast<int>(prog->ops.size());
         prog->ops.push_back({prog->last_op[du], dep, k * V + op.vs});
         prog->last_op[du] = self;
-        (k == kSlotF ? ws.slot_f : (k == kSlotB ? ws.slot_b : ws.slot_w))[idx] = self;
+        (k == kSlotF ? ws.slot_f : (isb(k) ? ws.slot_b : ws.slot_w))[idx] = self;
         ws.pos_to_prog[uz(ws.ptr[du])] = self;
         // Memory state: a_c in state[c], b_c in state[v + c] (chunk c = vs div P).
         const auto c = uz(op.vs / P);
@@ -535,7 +581,7 @@ std::string compile(ScheduleKind kind, int P, int v, int M, Impl& ws, Program* p
           prog->peak_in_flight[du] = std::max(prog->peak_in_flight[du], ++ws.inflight[du]);
         } else {
           prog->last_grad[du] = self;
-          if (k == kSlotB) {
+          if (isb(k)) {
             --state[c];
             if (op.kind == OpKind::kB) {
               ++state[uz(v) + c];  // split backward: W-state stays until W
@@ -585,7 +631,8 @@ std::string compile(ScheduleKind kind, int P, int v, int M, Impl& ws, Program* p
 const Program* get_program(ScheduleKind kind, int P, int v, int M, Impl& ws, std::string* err) {
   ++ws.tick;
   for (Program& p : ws.programs) {
-    if (p.kind == kind && p.P == P && p.v == v && p.M == M) {
+    if (p.kind == kind && p.P == P && p.v == v && p.M == M && p.hint.f == ws.hint.f &&
+        p.hint.b == ws.hint.b && p.hint.w == ws.hint.w && p.hint.w_state == ws.hint.w_state) {
       p.last_use = ws.tick;
       return &p;
     }
@@ -616,13 +663,11 @@ const Program* get_program(ScheduleKind kind, int P, int v, int M, Impl& ws, std
   return slot;
 }
 
-// Busy time of device d for one micro-batch: all its ops on all its chunks.
-double busy_per_microbatch(const Impl& ws, int P, int V, int d) {
+// Busy time of device d for one micro-batch of each chain: all its ops on all its chunks.
+double busy_per_microbatch(const Impl& ws, ScheduleKind kind, int P, int V, int d) {
   double s = 0;
-  for (int vs = d; vs < V; vs += P) {
-    for (int k = 0; k < 3; ++k) {
-      s += ws.dur[uz(k) * uz(V) + uz(vs)];
-    }
+  for (int c = 0; c < V / P; ++c) {
+    s += ws.work[uz(device_stage(kind, P, c, d))];
   }
   return s;
 }
@@ -655,13 +700,14 @@ void run_program(const Program& prog, Impl& ws, ScheduleResult* out) {
       const int* coef = prog.state_coef.data() + uz(s) * width;
       double m = 0, keep = 0;
       for (int c = 0; c < prog.v; ++c) {
-        const auto vs = uz(c * P + d);
+        const auto vs = uz(device_stage(prog.kind, P, c, d));
         m += coef[c] * ws.act[vs] + coef[prog.v + c] * ws.keep[vs];
         keep += coef[prog.v + c] * ws.keep[vs];
       }
       note_peak(m, keep, &peak, &peak_keep);
     }
-    out->busy_s[du] = prog.M * busy_per_microbatch(ws, P, V, d);
+    out->busy_s[du] =
+        chain_microbatches(prog.kind, prog.M) * busy_per_microbatch(ws, prog.kind, P, V, d);
     out->peak_act_bytes[du] = peak;
     out->peak_wkeep_bytes[du] = peak_keep;
     out->peak_in_flight[du] = prog.peak_in_flight[du];
@@ -800,7 +846,7 @@ bool periodic_fast(const ScheduleInput& in, Impl& ws, ScheduleResult* out) {
     out->time_s = red.time_s + shift;
     for (std::size_t d = 0; d < uz(P); ++d) {
       out->busy_s[d] =
-          static_cast<double>(M) * busy_per_microbatch(ws, P, P * v, static_cast<int>(d));
+          static_cast<double>(M) * busy_per_microbatch(ws, in.kind, P, P * v, static_cast<int>(d));
       out->peak_act_bytes[d] = red.peak_act_bytes[d];
       out->peak_wkeep_bytes[d] = red.peak_wkeep_bytes[d];
       out->peak_in_flight[d] = red.peak_in_flight[d];
@@ -836,7 +882,7 @@ void simulate_fast(const ScheduleInput& in, SimWorkspace& ws, ScheduleResult* ou
     gpipe_closed_form(in, w, out);
     return;
   }
-  if (periodic_fast(in, w, out)) {
+  if (is_periodic_kind(in.kind) && periodic_fast(in, w, out)) {
     return;
   }
   std::string perr;

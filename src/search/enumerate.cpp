@@ -59,6 +59,10 @@ enum Rule {
   kEpDividesExperts,
   kEpFitsRanks,
   kMoeTpNeedsSp,
+  // ZB-V and DualPipe (docs/algorithms.md §2.1, §2.4)
+  kZbvFitsLayers,
+  kDualPipeEvenPp,
+  kDualPipeMicrobatches,
   kNumRules
 };
 
@@ -86,6 +90,10 @@ const char* kRuleNames[kNumRules][2] = {
     {"ep_etp_divide_ranks",
      "EP × ETP must divide TP × CP × DP (Megatron-Core MoE parallel folding)"},
     {"moe_tp_needs_sp", "a MoE model with TP > 1 needs sequence parallelism (Megatron-Core)"},
+    {"zbv_fits_layers", "ZB-V places 2 model chunks per rank: needs 2 × PP ≤ layers"},
+    {"dualpipe_even_pp", "DualPipe needs an even PP (deepseek-ai/DualPipe: num_ranks % 2 == 0)"},
+    {"dualpipe_microbatches",
+     "DualPipe needs an even micro-batch count of at least 2 × PP (deepseek-ai/DualPipe)"},
 };
 
 // Auto expert-parallel degrees (docs/moe.md): 1 for a dense model; for a MoE model the
@@ -171,7 +179,11 @@ Enumeration enumerate_candidates(const Problem& pb) {
   // (Llama 3 405B ran 126 layers on PP 16 interleaved). auto = 2..8.
   const std::vector<int> one_chunk{1};
   const std::vector<int> interleaved_vpps = ss.vpp.empty() ? auto_vpp_values() : ss.vpp;
+  // ZB-V always holds 2 chunks per rank (its V); DualPipe's two parameter copies are not chunks
+  // of one pipeline: it keeps vpp 1 and the simulator mirrors the stages (evaluate.cpp).
+  const std::vector<int> two_chunks{2};
   auto vpps_of = [&](Schedule sch) -> const std::vector<int>& {
+    if (sch == Schedule::kZBV) return two_chunks;
     return sch == Schedule::kInterleaved1F1B ? interleaved_vpps : one_chunk;
   };
   // Combinations below one (N, TP, CP, PP, micro-batch) choice: rules on the outer
@@ -272,6 +284,12 @@ Enumeration enumerate_candidates(const Problem& pb) {
                               r != kNumRules && fail(r))
                             continue;
                           if (moe && tp > 1 && !sp && fail(kMoeTpNeedsSp)) continue;
+                          if (sch == Schedule::kZBV && 2LL * pp > m.layers && fail(kZbvFitsLayers))
+                            continue;
+                          if (sch == Schedule::kDualPipe && pp > 1) {
+                            if (pp % 2 != 0 && fail(kDualPipeEvenPp)) continue;
+                            if ((M % 2 != 0 || M < 2 * pp) && fail(kDualPipeMicrobatches)) continue;
+                          }
                           Candidate c;
                           c.gpus = N;
                           c.tp = tp;
@@ -376,6 +394,17 @@ SweepSize sweep_size(const Problem& pb) {
             std::int64_t stages = 0;  // Σ pp·vpp over the (schedule, vpp) choices
             for (Schedule sch : schedules) {
               if (pp == 1 && sch != pp1_schedule) continue;
+              if (sch == Schedule::kZBV) {  // 2 chunks per rank
+                if (2LL * pp <= m.layers) {
+                  ++n_sched;
+                  stages += 2LL * pp;
+                }
+                continue;
+              }
+              if (sch == Schedule::kDualPipe && pp > 1 &&
+                  (pp % 2 != 0 || M % 2 != 0 || M < 2LL * pp)) {
+                continue;
+              }
               if (sch != Schedule::kInterleaved1F1B) {
                 ++n_sched;
                 stages += pp;

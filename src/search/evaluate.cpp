@@ -10,6 +10,7 @@
 #include "ppsearch/cost/moe.hpp"
 #include "ppsearch/partition/partition.hpp"
 #include "ppsearch/schedule/pipeline_schedule.hpp"
+#include "ppsearch/schedule/schedule_order.hpp"
 
 namespace ppsearch {
 
@@ -141,6 +142,17 @@ double in_flight(Schedule s, int stage, int P, int v, int M, double wkeep_ratio)
     case Schedule::kZBH1:
       // (P−σ) full micro-batches + σ holding only the W state (§2.1, §4.3).
       return std::min(P - sigma, M) + std::min(sigma, M) * wkeep_ratio;
+    case Schedule::kZBV: {
+      // ZB-V: device d's chunk-0 stage holds at most 2P−1−d chunk activations, its chunk-1
+      // stage d+1 (2P in all, 1F1B's peak; the generator's per-stage rule, schedule_order.cpp).
+      // The device peak itself comes from the simulated op order (place()).
+      const int d = stage_device(ScheduleKind::kZBV, P, stage);
+      return std::min(stage < P ? 2 * P - 1 - d : d + 1, M);
+    }
+    case Schedule::kDualPipe:
+      // DualPipe: PP+1 micro-batches' activations per device over its two stages (DeepSeek-V3
+      // report §3.2.1, Table 2); the partitioner sees one stage standing for the device.
+      return std::min(P + 1, M);
   }
   return M;
 }
@@ -167,7 +179,9 @@ void fill_breakdown(Evaluator::Impl& I, const ChainCosts& cc, const std::vector<
                     double optimizer_s, double straggler_s) {
   EvalBreakdown& b = I.bd;
   const int P = I.sched.devices;
-  const int S = P * I.sched.chunks;
+  // DualPipe's simulator input mirrors the P stages into 2P (place()); the partition has P.
+  const bool dual = I.sched.kind == ScheduleKind::kDualPipe;
+  const int S = dual ? P : P * I.sched.chunks;
   const long long n_items = I.pb.model.layers + 2LL;
   b.valid = true;
   b.schedule = I.sched;
@@ -185,7 +199,7 @@ void fill_breakdown(Evaluator::Impl& I, const ChainCosts& cc, const std::vector<
   b.cp_total_s.assign(P, 0.0);
   b.p2p_s.assign(P, 0.0);
   for (int s = 0; s < S; ++s) {
-    const int d = s % P;
+    const int d = stage_device(I.sched.kind, P, s);
     for (int i = bounds[s]; i < bounds[s + 1]; ++i) {
       const ItemCost& it =
           i == 0 ? cc.embed : (i == n_items - 1 ? cc.head : (i <= I.n_dense ? cc.layer : I.it_moe));
@@ -272,10 +286,25 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     set_infeasible(&e, Infeasible::kSchedule);
     return;
   }
+  // ZB-V holds 2 chunks per rank; DualPipe (P > 1) needs an even P and an even M >= 2P
+  // (deepseek-ai/DualPipe); with P = 1 it is plain 1F1B (all schedules coincide).
+  const bool dual = c.schedule == Schedule::kDualPipe && P > 1;
+  if ((c.schedule == Schedule::kZBV && v != 2) ||
+      (c.schedule == Schedule::kDualPipe &&
+       (v != 1 || (dual && (P % 2 != 0 || M % 2 != 0 || M < 2 * P))))) {
+    set_infeasible(&e, Infeasible::kSchedule);
+    return;
+  }
+  // Device of virtual stage s: s mod P, or the V of ZB-V (schedule_order.hpp). DualPipe's stage
+  // s also has a copy on device P−1−s (place()).
+  const auto dev_of = [&](int s) {
+    return c.schedule == Schedule::kZBV ? stage_device(ScheduleKind::kZBV, P, s) : s % P;
+  };
 
   // Partial recomputation (docs/memory.md): the items are costed without recomputation and
   // each stage adds what recomputing r of its layers changes, r chosen by the partitioner.
-  const bool partial = c.recompute == Recompute::kFull && c.recompute_num_layers != 0 && v == 1;
+  const bool partial = c.recompute == Recompute::kFull && c.recompute_num_layers != 0 && v == 1 &&
+                       !dual;  // DualPipe's mirrored stages recompute every layer
   Candidate base_c = c;
   if (partial) base_c.recompute = Recompute::kNone;
   const double rho = pb.gpu.comm_contention;
@@ -359,7 +388,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   const long long stride = 1LL * c.tp * c.cp * c.dp;
   I.hop_s.assign(std::max(0, S - 1), 0.0);
   for (int vs = 0; vs + 1 < S; ++vs) {
-    const long long ra = (vs % P) * stride, rb = ((vs + 1) % P) * stride;
+    const long long ra = dev_of(vs) * stride, rb = dev_of(vs + 1) * stride;
     if (ra == rb) continue;
     const bool same = ra / ndom == rb / ndom;
     I.hop_s[vs] = p2p_time(cc.boundary_bytes, same, I.links);
@@ -383,7 +412,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   for (int i = 0; i < n_items; ++i) {
     const ItemCost& it = item(i);
     pp.time_s[i] = it.time_s();
-    pp.static_bytes[i] = it.static_bytes;
+    pp.static_bytes[i] = dual ? 2 * it.static_bytes : it.static_bytes;  // DualPipe: 2 copies
     pp.act_bytes[i] = it.act_bytes;
     pp.transient_bytes[i] = it.transient_bytes;
   }
@@ -481,18 +510,32 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     fill(I.dev_fwd);
     fill(I.dev_expert);
     si.kind = static_cast<ScheduleKind>(static_cast<int>(c.schedule));
+    if (c.schedule == Schedule::kDualPipe && !dual) si.kind = ScheduleKind::k1F1B;  // P = 1
     si.devices = P;
-    si.chunks = v;
+    si.chunks = dual ? 2 : v;
     si.microbatches = M;
     si.mode = blocking ? P2PMode::kBlocking : P2PMode::kAsync;
-    si.fwd_s.assign(S, 0.0);
-    si.bwd_s.assign(S, 0.0);
-    si.wgt_s.assign(S, 0.0);
-    si.act_bytes.assign(S, 0.0);
-    si.wkeep_bytes.assign(S, 0.0);
+    const int SV = dual ? 2 * S : S;  // DualPipe: stage s again as vs = S + s on device P−1−s
+    si.fwd_s.assign(SV, 0.0);
+    si.bwd_s.assign(SV, 0.0);
+    si.wgt_s.assign(SV, 0.0);
+    si.act_bytes.assign(SV, 0.0);
+    si.wkeep_bytes.assign(SV, 0.0);
     si.p2p_s = I.hop_s;
+    if (dual) {  // the reverse direction's hop S+s → S+s+1 joins devices P−1−s and P−2−s
+      si.p2p_s.assign(SV - 1, 0.0);
+      for (int s = 0; s + 1 < S; ++s) {
+        si.p2p_s[s] = I.hop_s[s];
+        si.p2p_s[S + s] = I.hop_s[S - 2 - s];
+      }
+    }
+    // DualPipe: device d holds stage d and stage P−1−d (two parameter copies, DeepSeek-V3
+    // report §3.2.1) and runs half of the micro-batches through each: static bytes count
+    // twice, per-micro-batch times half each.
+    const double share = dual ? 0.5 : 1.0;
     for (int s = 0; s < S; ++s) {
-      const int d = s % P;
+      const int d = dev_of(s);
+      const int d2 = dual ? P - 1 - s : d;
       for (int i = bounds[s]; i < bounds[s + 1]; ++i) {
         const ItemCost& it = item(i);
         si.fwd_s[s] += it.fwd_s;
@@ -500,17 +543,20 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         si.wgt_s[s] += it.wgt_s;
         si.act_bytes[s] += it.act_bytes;
         si.wkeep_bytes[s] += it.wkeep_bytes;
-        I.dev_static[d] += it.static_bytes;
-        I.dev_weight[d] += it.weight_bytes;
-        I.dev_grad[d] += it.grad_bytes;
-        I.dev_optim[d] += it.optim_bytes;
-        I.dev_step[d] += it.step_bytes;
-        I.dev_params[d] += it.params;
-        I.dev_expert[d] += it.expert_params;
-        I.dev_transient[d] = std::max(I.dev_transient[d], it.transient_bytes);
-        I.dev_compute[d] += it.compute_s;
-        I.dev_tp[d] += it.tp_comm_s;
-        I.dev_cp[d] += it.cp_comm_s;
+        for (int k = 0; k < (dual ? 2 : 1); ++k) {
+          const int dd = k == 0 ? d : d2;
+          I.dev_static[dd] += it.static_bytes;
+          I.dev_weight[dd] += it.weight_bytes;
+          I.dev_grad[dd] += it.grad_bytes;
+          I.dev_optim[dd] += it.optim_bytes;
+          I.dev_step[dd] += it.step_bytes;
+          I.dev_params[dd] += it.params;
+          I.dev_expert[dd] += it.expert_params;
+          I.dev_transient[dd] = std::max(I.dev_transient[dd], it.transient_bytes);
+          I.dev_compute[dd] += share * it.compute_s;
+          I.dev_tp[dd] += share * it.tp_comm_s;
+          I.dev_cp[dd] += share * it.cp_comm_s;
+        }
       }
       if (const int r = I.stage_recomputed[s]; r > 0) {  // partial recomputation
         si.bwd_s[s] += r * delta.bwd_s;
@@ -563,7 +609,15 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         if (shard_grads && s < P && bounds[s] < bounds[s + 1])
           I.dev_last_rs[d] = rs_item[kind_of(bounds[s])];
       }
-      I.dev_window[d] += si.bwd_s[s] + si.wgt_s[s];
+      I.dev_window[d] += share * (si.bwd_s[s] + si.wgt_s[s]);
+      if (dual) {
+        I.dev_window[d2] += share * (si.bwd_s[s] + si.wgt_s[s]);
+        si.fwd_s[S + s] = si.fwd_s[s];
+        si.bwd_s[S + s] = si.bwd_s[s];
+        si.wgt_s[S + s] = si.wgt_s[s];
+        si.act_bytes[S + s] = si.act_bytes[s];
+        si.wkeep_bytes[S + s] = si.wkeep_bytes[s];
+      }
     }
     if (I.opt.full_simulation) {
       simulate(si, I.sim_ws, &I.sim);
@@ -678,13 +732,14 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
             tr = std::max(tr, pp.transient_bytes[i]);
           }
           need[st] = stat + pp.in_flight[st] * act + tr + pp.extra_bytes[st];
-          dev_need[st % P] += need[st];
+          dev_need[dev_of(st)] += need[st];
         }
         PartitionProblem& budgeted = I.part_budget;
         budgeted = pp;
         budgeted.capacity_bytes = cap;
         for (int st = 0; st < S; ++st) {
-          const double share = dev_need[st % P] > 0 ? need[st] / dev_need[st % P] : 1.0 / v;
+          const int sd = dev_of(st);
+          const double share = dev_need[sd] > 0 ? need[st] / dev_need[sd] : 1.0 / v;
           budgeted.extra_bytes[st] = pp.extra_bytes[st] + cap * (1.0 - share);
         }
         const Partition& part2 = run_partitioner(budgeted);
@@ -875,7 +930,8 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   e.cp_comm_s = M * I.dev_cp[crit];
   double pp_s = 0;
   if (blocking) {
-    for (int s = crit; s < S; s += P) {
+    for (int s = 0; s < S; ++s) {
+      if (dev_of(s) != crit) continue;
       if (s + 1 < S) pp_s += I.hop_s[s];
       if (s > 0) pp_s += I.hop_s[s - 1];
     }
@@ -886,7 +942,8 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   {
     // Totals on the critical rank: its items' whole TP / CP time, every hop it sends over.
     double tp_all = 0, cp_all = 0, hops = 0;
-    for (int s = crit; s < S; s += P) {
+    for (int s = 0; s < S; ++s) {
+      if (dev_of(s) != crit) continue;
       for (int i = bounds[s]; i < bounds[s + 1]; ++i) {
         tp_all += item(i).tp_total_s;
         cp_all += item(i).cp_total_s;
@@ -909,11 +966,11 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     for (int s = 0; s < S; ++s) {
       StageResult r;
       r.stage = s;
-      r.pipeline_rank = s % P;
+      r.pipeline_rank = dev_of(s);
       r.first_layer = bounds[s];
       r.last_layer = bounds[s + 1] - 1;
       r.time_s = si.fwd_s[s] + si.bwd_s[s] + si.wgt_s[s];
-      const int d = s % P;
+      const int d = dev_of(s);
       r.memory_gb = I.dev_mem[d] / 1e9;
       // The breakdown of dev_mem (place()): static items, the simulated activation peak split
       // into its W-state part and the rest, the largest transient and the workspace.

@@ -130,8 +130,12 @@ std::string format_explain(const Problem& problem, const Candidate& c, const Exp
   double mean_t = 0;
   std::vector<double> per_mb(P, 0.0);
   for (int d = 0; d < P; ++d) {
-    for (int s = d; s < P * c.vpp; s += P)
-      per_mb[d] += b.schedule.fwd_s[s] + b.schedule.bwd_s[s] + b.schedule.wgt_s[s];
+    // (every virtual stage on rank d; DualPipe runs each micro-batch through one of its two)
+    const int V = P * b.schedule.chunks;
+    const double share = b.schedule.kind == ScheduleKind::kDualPipe ? 0.5 : 1.0;
+    for (int s = 0; s < V; ++s)
+      if (stage_device(b.schedule.kind, P, s) == d)
+        per_mb[d] += share * (b.schedule.fwd_s[s] + b.schedule.bwd_s[s] + b.schedule.wgt_s[s]);
     mean_t += per_mb[d] / P;
     if (per_mb[d] > per_mb[slow]) slow = d;
     if (b.memory_bytes[d] > b.memory_bytes[mem_rank]) mem_rank = d;
@@ -331,8 +335,9 @@ std::string schedule_trace_json(const Candidate& c, const ExplainedRow& row) {
     // Flow arrow from a producer on another rank.
     int src = -1;
     const std::size_t k = static_cast<std::size_t>(p.mb) * V + p.vs;
-    if (p.kind == OpKind::kF && p.vs > 0) src = f_at[k - 1];
-    if (is_backward(p.kind)) src = p.vs + 1 < V ? b_at[k + 1] : -1;
+    const ScheduleKind kind = b.schedule.kind;
+    if (p.kind == OpKind::kF && !chain_first(kind, P, p.vs)) src = f_at[k - 1];
+    if (is_backward(p.kind)) src = !chain_last(kind, P, V, p.vs) ? b_at[k + 1] : -1;
     if (src >= 0 && row.ops[src].device != t.device) {
       const TimedOp& s = row.ops[src];
       const std::string id = std::to_string(flow_id++);

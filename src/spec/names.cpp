@@ -11,8 +11,8 @@
 namespace ppsearch {
 namespace {
 
-constexpr std::array<const char*, kNumSchedules> kScheduleNames = {"gpipe", "1f1b",
-                                                                   "interleaved-1f1b", "zb-h1"};
+constexpr std::array<const char*, kNumSchedules> kScheduleNames = {
+    "gpipe", "1f1b", "interleaved-1f1b", "zb-h1", "zb-v", "dualpipe"};
 constexpr std::array<const char*, kNumRecompute> kRecomputeNames = {"none", "selective", "full"};
 constexpr std::array<const char*, 2> kMlpNames = {"swiglu", "gelu"};
 constexpr std::array<const char*, 2> kAttentionFlopsNames = {"full", "causal"};

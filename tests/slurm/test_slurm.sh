@@ -9,7 +9,10 @@
 #  3. srun -n 2 --mpi=pmix ppsearch --gpus 128: the same checks, and /best equals the job's
 #     (4 ranks there, 2 here: the result must not depend on the rank count)
 #  4. sbatch jobs/sweep-64-1024.sbatch on the same one node: COMPLETED, /best has the 61 sizes
-# Environment (set by tests/CMakeLists.txt): PPSEARCH, SOURCE_DIR, BUILD_DIR, PPSEARCH_RESULTS.
+#  5. srun -n 2 --mpi=pmix ppsearch-probe --output probe.ini, then ppsearch --cluster probe.ini
+#     loads it (docs/probe.md); skipped with a note when PPSEARCH_PROBE is not built
+# Environment (set by tests/CMakeLists.txt): PPSEARCH, SOURCE_DIR, BUILD_DIR, PPSEARCH_RESULTS,
+# PPSEARCH_PROBE.
 set -euo pipefail
 if [ -z "${SLURM_CONF:-}" ]; then
   echo "SLURM_CONF is not set: no Slurm to test against (skipped)"
@@ -139,4 +142,19 @@ with h5py.File(sys.argv[1], "r") as f:
 assert gpus == list(range(64, 1025, 16)), f"/best gpus: {gpus}"
 print(f"{sys.argv[1]}: /best has the {len(gpus)} sizes 64..1024")
 PY
-echo "slurm: 3 passed, 0 failed (sbatch search, srun, sbatch sweep)"
+
+echo "--- 5. srun -n 2 --mpi=pmix ppsearch-probe, then ppsearch --cluster the INI it wrote"
+if [ -x "${PPSEARCH_PROBE:-}" ]; then
+  probe_ini=$RESULTS/probe.ini
+  timeout "$LIMIT_S" srun -n 2 --mpi=pmix "$PPSEARCH_PROBE" --output "$probe_ini" \
+    --max-bytes 1048576 --iters 3 || { echo "FAIL: srun ppsearch-probe"; exit 1; }
+  grep -Eq '^nvlink_(efficiency|bandwidth_gb_per_s) = .*# measured' "$probe_ini" ||
+    { echo "FAIL: $probe_ini has no measured intra-node bandwidth"; cat "$probe_ini"; exit 1; }
+  timeout "$LIMIT_S" "$PPSEARCH" --gpus 128 --cluster "$probe_ini" --quiet \
+    --output "$RESULTS/probe_search.h5" || { echo "FAIL: ppsearch --cluster $probe_ini"; exit 1; }
+  check_h5 "$RESULTS/probe_search.h5"
+  echo "slurm: 4 passed, 0 failed (sbatch search, srun, sbatch sweep, srun probe)"
+else
+  echo "note: PPSEARCH_PROBE not built; step 5 skipped"
+  echo "slurm: 3 passed, 0 failed (sbatch search, srun, sbatch sweep)"
+fi

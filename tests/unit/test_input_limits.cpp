@@ -46,7 +46,7 @@ std::vector<int> slow_divisors(int n) {
 
 Reference reference_enumeration(const Problem& pb) {
   Reference r;
-  r.removed.assign(19, 0);
+  r.removed.assign(22, 0);
   const ModelSpec& m = pb.model;
   const SearchSpec& ss = pb.search;
   const std::int64_t B = pb.training.global_batch_size;
@@ -81,8 +81,9 @@ Reference reference_enumeration(const Problem& pb) {
         for (int pp : pps)
           for (int mbs : mbss)
             for (Schedule sch : schedules) {
-              const std::vector<int> vpps =
-                  sch == Schedule::kInterleaved1F1B ? ivpps : std::vector<int>{1};
+              const std::vector<int> vpps = sch == Schedule::kInterleaved1F1B
+                                                ? ivpps
+                                                : std::vector<int>{sch == Schedule::kZBV ? 2 : 1};
               for (int vpp : vpps)
                 for (Recompute rc : recomputes)
                   for (int sp : sps)
@@ -132,6 +133,13 @@ Reference reference_enumeration(const Problem& pb) {
                             rule = 17;
                           else if (m.moe_experts > 0 && tp > 1 && !sp)
                             rule = 18;
+                          else if (sch == Schedule::kZBV && 2LL * pp > m.layers)
+                            rule = 19;
+                          else if (sch == Schedule::kDualPipe && pp > 1 && pp % 2 != 0)
+                            rule = 20;
+                          else if (sch == Schedule::kDualPipe && pp > 1 &&
+                                   ((B / (dp * mbs)) % 2 != 0 || B / (dp * mbs) < 2LL * pp))
+                            rule = 21;
                           if (rule >= 0) {
                             ++r.removed[static_cast<std::size_t>(rule)];
                             continue;
@@ -187,8 +195,9 @@ Problem random_problem(std::mt19937_64& rng) {
   p.search.cp = pick(rng, std::vector<int>{1, 2, 3, 4});
   p.search.mbs = pick(rng, std::vector<int>{1, 2, 3, 4, 8});
   p.search.vpp = pick(rng, std::vector<int>{1, 2, 3, 5});
-  p.search.schedule = pick(rng, std::vector<Schedule>{Schedule::kGPipe, Schedule::k1F1B,
-                                                      Schedule::kInterleaved1F1B, Schedule::kZBH1});
+  p.search.schedule =
+      pick(rng, std::vector<Schedule>{Schedule::kGPipe, Schedule::k1F1B, Schedule::kInterleaved1F1B,
+                                      Schedule::kZBH1, Schedule::kZBV, Schedule::kDualPipe});
   p.search.recompute = pick(rng, std::vector<Recompute>{Recompute::kNone, Recompute::kFull});
   p.search.sp = pick(rng, std::vector<int>{0, 1});
   p.search.zero = pick(rng, std::vector<int>{0, 1, 2, 3});

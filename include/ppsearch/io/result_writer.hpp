@@ -15,7 +15,8 @@ namespace ppsearch {
 // One row of /candidates and /best. Plain layout, mapped member by member to an HDF5 compound.
 struct ResultRow {
   std::int32_t gpus, tp, pp, cp, dp, vpp, mbs, num_microbatches, global_batch_size;
-  std::uint8_t schedule;   // HDF5 enum: gpipe, 1f1b, interleaved-1f1b, zb-h1 (Schedule values)
+  std::uint8_t schedule;   // HDF5 enum: gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-v, dualpipe
+                           // (Schedule values)
   std::uint8_t recompute;  // HDF5 enum: none, selective, full (Recompute values)
   std::uint8_t sequence_parallel;  // 0/1
   std::int8_t zero_stage;          // 0..3

@@ -20,15 +20,19 @@ enum class ScheduleKind {
   k1F1B = 1,             ///< PipeDream-Flush / DAPPLE; Megatron non-interleaved order
   kInterleaved1F1B = 2,  ///< Megatron interleaved order, v chunks per device, group size P
   kZBH1 = 3,             ///< Zero Bubble ZB-H1 (Qi et al., ICLR'24 §2.1): split B and W
+  kZBV = 4,              ///< ZB-V (Qi et al. 2024, arXiv 2405.15362; sail-sg README): 2 chunks per
+             ///< device in a V (device d holds virtual stages d and 2P−1−d), split B/W
+  kDualPipe = 5,  ///< DualPipe (DeepSeek-V3 report §3.2.1): two pipelines in opposite
+                  ///< directions, two parameter copies per device, split B/W
 };
 
-/// \brief "gpipe", "1f1b", "interleaved-1f1b" or "zb-h1".
+/// \brief "gpipe", "1f1b", "interleaved-1f1b", "zb-h1", "zb-v" or "dualpipe".
 const char* to_string(ScheduleKind kind);
 /// \brief Parses a name produced by to_string(ScheduleKind). Returns false (and leaves *kind
 /// untouched) for anything else.
 bool parse_schedule(std::string_view name, ScheduleKind* kind);
 /// \brief The allowed schedule names for help texts and error messages:
-/// "gpipe, 1f1b, interleaved-1f1b, zb-h1".
+/// "gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-v, dualpipe".
 const char* schedule_names();
 
 /// \brief How point-to-point transfers between pipeline devices are charged (docs/algorithms.md
@@ -44,7 +48,14 @@ const char* to_string(P2PMode mode);
 bool parse_p2p_mode(std::string_view name, P2PMode* mode);
 
 /// \brief One pipeline: devices d = 0..P−1 and virtual stages vs = 0..V−1 with V = v·P and
-/// dev(vs) = vs mod P (with v = 1 this is the plain stage → device map).
+/// dev(vs) = vs mod P (with v = 1 this is the plain stage → device map), except for the V-shaped
+/// schedules (stage_device() in schedule_order.hpp):
+/// - ZB-V: v = 2, dev(vs) = vs for vs < P and 2P−1−vs above; one chain 0..2P−1.
+/// - DualPipe: v = 2 and the same device map, but two chains: vs = 0..P−1 is the forward
+///   direction (stage s on device s) and vs = P + s the reverse direction's stage s (on device
+///   P−1−s). Give the reverse direction the same per-stage values as the forward one (stage s's
+///   layers: fwd_s[P + s] = fwd_s[s], ...); each direction runs M/2 of the micro-batches. The
+///   boundary P−1 → P is no transfer (p2p_s[P−1] is ignored).
 ///
 /// All times are seconds and all memory is bytes. Optional vectors (wgt_s, act_bytes,
 /// wkeep_bytes, p2p_s) may be left empty, which means all zeros. Every value must be finite
@@ -52,8 +63,10 @@ bool parse_p2p_mode(std::string_view name, P2PMode* mode);
 struct ScheduleInput {
   ScheduleKind kind = ScheduleKind::k1F1B;
   int devices = 1;                  ///< P >= 1
-  int chunks = 1;                   ///< v >= 1; must be 1 unless kind is kInterleaved1F1B
-  int microbatches = 1;             ///< M >= 1; interleaved needs M % P == 0
+  int chunks = 1;                   ///< v >= 1; must be 1 for GPipe, 1F1B, ZB-H1, 2 for ZB-V
+                                    ///< and DualPipe
+  int microbatches = 1;             ///< M >= 1; interleaved needs M % P == 0; DualPipe needs
+                                    ///< P even, M even and M >= 2P (deepseek-ai/DualPipe)
   std::vector<double> fwd_s;        ///< size V: forward time of one micro-batch
   std::vector<double> bwd_s;        ///< size V: input-gradient time (B)
   std::vector<double> wgt_s;        ///< size V or empty: weight-gradient time (W). Schedules
@@ -142,8 +155,12 @@ void simulate_fast(const ScheduleInput& in, SimWorkspace& ws, ScheduleResult* ou
 /// - ZB-H1: M(f+b+w) + (P−1)(f+b) − (min(M,P)−1)·min(f,b,w) [derived for this module's ZB-H1
 ///   order]. This is the Zero Bubble paper's M(f+b+w) + (P−1)(f+b−w) (ICLR'24 §2.1, stated for
 ///   f = b = w) exactly when M >= P and w <= min(f, b).
-/// Returns NaN for P, v or M < 1, v != 1 for a kind that is not interleaved, and M % P != 0
-/// for interleaved.
+/// - ZB-V (v = 2): M(f+b+w) + (P−1)·f/2 at the design point f = b = w with M >= 2P [derived
+///   for this module's ZB-V order; checked against the simulator]; NaN otherwise.
+/// - DualPipe: M(f+b+w) + (P/2−1)(F&B + B − 3W) with F&B = f+b+w (no overlap gain) and the full
+///   backward B = b+w (DeepSeek-V3 report §3.2.1, Table 2), i.e. M(f+b+w) + (P/2−1)(f+2b−w);
+///   needs P even and M even, M >= 2P.
+/// Returns NaN for P, v or M < 1, a v the kind does not take, and M outside the kind's rule.
 double closed_form_time(ScheduleKind kind, int P, int v, int M, double f, double b, double w);
 
 }  // namespace ppsearch

@@ -33,6 +33,39 @@ struct ScheduleOrder {
   std::vector<int> begin;
 };
 
+/// \brief Device of virtual stage `vs`: vs mod P, or for the V-shaped ZB-V and DualPipe
+/// (v = 2) vs for vs < P and 2P−1−vs above.
+int stage_device(ScheduleKind kind, int P, int vs);
+/// \brief Virtual stage of chunk c on device d (the inverse of stage_device()).
+int device_stage(ScheduleKind kind, int P, int c, int d);
+/// \brief True when `vs` starts a chain (its F has no predecessor): vs = 0, and for DualPipe
+/// also vs = P (the reverse direction's first stage).
+bool chain_first(ScheduleKind kind, int P, int vs);
+/// \brief True when `vs` ends a chain (its B follows its own F): vs = V−1, and for DualPipe
+/// also vs = P−1.
+bool chain_last(ScheduleKind kind, int P, int V, int vs);
+/// \brief Micro-batches that run through one chain: M, or M/2 for DualPipe (each direction
+/// takes half). Ops carry mb in 0..chain_microbatches()−1.
+int chain_microbatches(ScheduleKind kind, int M);
+/// \brief True for the schedules that split the backward into B and W (ZB-H1, ZB-V, DualPipe).
+/// DualPipe also runs fused BW ops where its reference order does (deepseek-ai/DualPipe).
+bool splits_backward(ScheduleKind kind);
+
+/// \brief The shape rules of `kind` (P, v, M >= 1; v = 1 except interleaved (any) and ZB-V /
+/// DualPipe (2); interleaved M % P == 0; DualPipe P even, M even, M >= 2P). Empty when they
+/// hold, else one line "field = value: constraint".
+std::string check_shape(ScheduleKind kind, int P, int v, int M);
+
+/// \brief Per-chunk F, B and W times the ZB-V generator plans its order with (the other
+/// generators ignore it). The simulator passes the input's mean times, rounded (pipeline_schedule
+/// .cpp), so that the order, and the compiled program it caches, depend on the time ratios only.
+struct OrderHint {
+  double f = 1;
+  double b = 1;
+  double w = 1;
+  double w_state = 0;  ///< bytes a B keeps until its W, as a share of the F's activation
+};
+
 /// \brief Builds the op order of `kind` for P devices, v chunks and M micro-batches.
 ///
 /// - GPipe: F(0..M−1) then BW(M−1..0).
@@ -43,10 +76,19 @@ struct ScheduleOrder {
 ///   micro-batch on chunk v−1 − (k mod Pv) div P; warm-up min(2(P−d−1) + (v−1)P, M·v).
 /// - ZB-H1: the 1F1B order with B in place of BW; right after a B, device d emits the oldest
 ///   pending W whenever more than d Ws are pending; the rest are flushed at the end.
+/// - ZB-V: the order a greedy list scheduler gives for uniform chunks with the times of `hint`:
+///   a device runs a ready B (chunk 1 first), else a ready F (chunk 1 first) if fewer than 2P of
+///   its forwards wait for their B (1F1B's peak: P stages' worth of activations), else its
+///   oldest pending W when that fits before the next B or F, else it waits.
+/// - DualPipe: the eight steps of deepseek-ai/DualPipe `DualPipe.step` (nF0, nF0F1, nB1W1F1,
+///   nF0B1F1B0, nB1F1B0, nB1B0, nWB0, nW), with fused BW where that code runs the backward
+///   without deferring W.
 ///
-/// Returns an empty string on success, otherwise a message (P, v, M < 1, v != 1 for a kind that
-/// is not interleaved, M % P != 0 for interleaved, sizes over the validate() limits).
-std::string build_schedule_order(ScheduleKind kind, int P, int v, int M, ScheduleOrder* order);
+/// Returns an empty string on success, otherwise a message (P, v, M < 1, a v the kind does not
+/// take, M % P != 0 for interleaved, DualPipe with odd P, odd M or M < 2P, sizes over the
+/// validate() limits).
+std::string build_schedule_order(ScheduleKind kind, int P, int v, int M, ScheduleOrder* order,
+                                 const OrderHint& hint = OrderHint());
 
 /// \brief One op as the reference simulator ran it (for the schedule report and trace).
 struct TimedOp {

@@ -17,8 +17,16 @@ enum class AttentionFlops : std::uint8_t { kFull, kCausal };
 enum class SelectiveRecompute : std::uint8_t { kCoreAttention = 0, kPerOp = 1 };
 enum class Recompute : std::uint8_t { kNone = 0, kSelective = 1, kFull = 2 };
 // Keep in step with schedule/schedule.hpp's ScheduleKind (same numeric values).
-enum class Schedule : std::uint8_t { kGPipe = 0, k1F1B = 1, kInterleaved1F1B = 2, kZBH1 = 3 };
-inline constexpr int kNumSchedules = 4;
+enum class Schedule : std::uint8_t {
+  kGPipe = 0,
+  k1F1B = 1,
+  kInterleaved1F1B = 2,
+  kZBH1 = 3,
+  // ZB-V and DualPipe schedules (docs/algorithms.md §2): appended, values stay in step.
+  kZBV = 4,
+  kDualPipe = 5,
+};
+inline constexpr int kNumSchedules = 6;
 inline constexpr int kNumRecompute = 3;
 
 const char* to_string(Recompute);
