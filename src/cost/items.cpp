@@ -101,14 +101,36 @@ double recompute_flops_per_step(const ModelSpec& m, int global_batch, Recompute 
 // optimizer shards over the data-parallel group including CP (Megatron builds the optimizer on
 // the DP-with-CP group: dr = DP·CP). ZeRO-2 also shards the gradients and ZeRO-3 the weights
 // (Rajbhandari et al., SC'20, §5).
-StaticSplit static_bytes_per_param(int zero, double dr, bool fp32_grads) {
+//
+// Optimizer state (docs/memory.md "Optimizer state"). With bf16_state the main weights and both
+// moments are bf16 (2 + 2 + 2 = 6 B instead of 12 B): Apex DistributedFusedAdam keeps its state
+// in `dtype` ("datatype for optimizer state", apex/contrib/optimizers/distributed_fused_adam.py),
+// which NeMo 1.0 recipes set through optim.dtype (bf16 in dgxc-benchmarking v25.01
+// nemotron4-340b-synth.yaml); the step runs in that dtype, so there is no fp32 gradient copy.
+// With fsdp_fp32_params (PyTorch FSDP mixed precision, e.g. Composer's PURE and torchtitan's
+// MixedPrecisionPolicy) the sharded flat parameters are the fp32 main weights: a ZeRO-3 rank
+// keeps 4/d B of fp32 parameters and 8/d B of moments, no 16-bit shard (the bf16 copies exist
+// only while gathered), and the sharded gradients are cast back to the parameter dtype after
+// the reduce-scatter (4/d B, ZeRO-2 and -3), so the optimizer needs no copy of them.
+StaticSplit static_bytes_per_param(int zero, double dr, bool fp32_grads, bool bf16_state,
+                                   bool fsdp_fp32_params) {
   const double g = fp32_grads ? kFp32 : kBf16;
-  const double copy = fp32_grads ? 0.0 : kFp32;
+  const double copy = fp32_grads || bf16_state ? 0.0 : kFp32;
+  const double state = bf16_state ? 3.0 * kBf16 : 3.0 * kFp32;  // main weights, m, v
   StaticSplit b;
   b.weight = zero >= 3 ? kBf16 / dr : kBf16;
   b.grad = zero >= 2 ? g / dr : g;
-  b.optim = zero >= 1 ? 12.0 / dr : 12.0;
+  b.optim = zero >= 1 ? state / dr : state;
   b.step = zero >= 1 ? copy / dr : copy;
+  if (fsdp_fp32_params && zero >= 2) {
+    b.grad = kFp32 / dr;
+    b.step = 0.0;
+    if (zero >= 3) {
+      const double main = bf16_state ? kBf16 : kFp32;
+      b.weight = main / dr;
+      b.optim = (state - main) / dr;  // the two moments
+    }
+  }
   return b;
 }
 
@@ -147,7 +169,9 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
   const GroupShape cp_group = group_shape(c.cp, c.tp, ndom);
   const double dr = double(c.dp) * c.cp;
   const bool fp32_grads = pb.training.grad_reduce_in_fp32;
-  const StaticSplit bpp = static_bytes_per_param(c.zero, dr, fp32_grads);
+  const StaticSplit bpp =
+      static_bytes_per_param(c.zero, dr, fp32_grads, pb.training.optimizer_state_dtype == "bf16",
+                             pb.training.fsdp_fp32_params);
   const double grad_elem = fp32_grads ? kFp32 : kBf16;
   // ZeRO-3 gathers weights and holds unsharded gradients only when there is a group to shard over.
   const bool zero3 = c.zero >= 3 && dr > 1;

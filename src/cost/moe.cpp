@@ -253,8 +253,11 @@ MoeItems moe_items(const Problem& pb, const Candidate& c, const Links& links,
   const double dr = double(c.dp) * c.cp;
   const bool fp32_grads = tr.grad_reduce_in_fp32;
   const double edp = expert_dp(c);
-  const StaticSplit dense_bpp = static_bytes_per_param(c.zero, dr, fp32_grads);
-  const StaticSplit expert_bpp = static_bytes_per_param(c.zero, edp, fp32_grads);
+  const bool bf16_state = tr.optimizer_state_dtype == "bf16";  // docs/memory.md
+  const StaticSplit dense_bpp =
+      static_bytes_per_param(c.zero, dr, fp32_grads, bf16_state, tr.fsdp_fp32_params);
+  const StaticSplit expert_bpp =
+      static_bytes_per_param(c.zero, edp, fp32_grads, bf16_state, tr.fsdp_fp32_params);
   MoeItems out;
   out.dense_layer = dense_layer;
   if (is_mla(m)) {

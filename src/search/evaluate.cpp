@@ -865,7 +865,13 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     // zero_grad_buffer.)
     const double updated =
         zero >= 1 && dr > 1 ? phi / dr + I.dev_expert[d] / edp : phi + I.dev_expert[d];
-    const double per_param = (grad_elem == 4.0 ? 30.0 : 36.0) + 12.0;
+    double per_param = (grad_elem == 4.0 ? 30.0 : 36.0) + 12.0;
+    // Optimizer state (docs/memory.md "Optimizer state"). bf16 state (Apex DistributedFusedAdam
+    // dtype=bf16): read the bf16 gradient (2 B), read and write the bf16 main weight, m and v
+    // (12 B), write the bf16 parameter (2 B), no fp32 copy; clipping reads (2 B) and scales
+    // (4 B) the bf16 gradients: 22 B. With FSDP fp32 shards (training.fsdp_fp32_params) the
+    // count above is kept: the PyTorch optimizer's passes over the shard were not measured.
+    if (pb.training.optimizer_state_dtype == "bf16") per_param = 2.0 + 12.0 + 2.0 + 6.0;
     const double zeroed = grad_elem * ((shard_grads ? phi / dr : phi) + I.dev_expert[d]);
     optimizer_s = std::max(optimizer_s, (per_param * updated + zeroed) / mem_bw);
   }

@@ -654,6 +654,15 @@ std::vector<KeyDef> build_table() {
   t.push_back(fraction_key("cluster.step_jitter", PPSEARCH_REF(double, cluster.step_jitter), false,
                            "per-rank step-time jitter (coefficient of variation) that a blocking "
                            "collective waits for: the straggler term"));
+  // Optimizer state (docs/memory.md "Optimizer state").
+  t.push_back(string_key("training.optimizer_state_dtype",
+                         PPSEARCH_REF(std::string, training.optimizer_state_dtype),
+                         "dtype of the optimizer's main weights and Adam moments: fp32, or bf16 "
+                         "(Apex DistributedFusedAdam dtype=bf16); default from training.stack",
+                         {"fp32", "bf16"}));
+  t.push_back(bool_key("training.fsdp_fp32_params", PPSEARCH_REF(bool, training.fsdp_fp32_params),
+                       "under ZeRO-2/3 the sharded parameters and gradients are fp32 and are the "
+                       "main weights (PyTorch FSDP mixed precision); default from training.stack"));
 
   for (auto& d : t) {
     if (d.allowed.empty()) d.allowed = generated_allowed(d);

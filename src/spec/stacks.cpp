@@ -7,7 +7,8 @@ namespace ppsearch {
 namespace {
 
 // Columns: grad-reduce overlap, param-gather overlap, TP comm overlap, p2p overlap (interleaved),
-// attention efficiency scale, fused element-wise kernels, fused cross entropy, fp32 main grads.
+// attention efficiency scale, fused element-wise kernels, fused cross entropy, fp32 main grads;
+// after the summary, the optimizer-state dtype and whether FSDP shards are the fp32 main weights.
 constexpr StackProfile kProfiles[] = {
     // Megatron-LM as in Narayanan et al. (SC21) and Korthikanti et al. (2022): the local DDP
     // all-reduces the contiguous gradient buffer after the backward (no --overlap-grad-reduce,
@@ -21,7 +22,8 @@ constexpr StackProfile kProfiles[] = {
     // efficiency (0.08 of peak) and element-wise kernels at half the fused bandwidth
     // (memory efficiency 0.42 against 0.8 fused; docs/step-time.md).
     {"megatron-2021", false, false, false, false, 0.2, false, false, true,
-     "Megatron-LM 2021-2022 (SC21, Korthikanti et al.): no DP, TP or p2p overlap, fp32 grads"},
+     "Megatron-LM 2021-2022 (SC21, Korthikanti et al.): no DP, TP or p2p overlap, fp32 grads",
+     "fp32", false},
     // NeMo 24.x performance recipes (the DGX Cloud benchmark runs): distributed optimizer with
     // overlap_grad_sync and overlap_param_gather (NeMo docs, "Communication Overlap"), TE
     // userbuffers TP overlap (ub_tp_comm_overlap) and overlap_p2p_comm with interleaving
@@ -30,11 +32,12 @@ constexpr StackProfile kProfiles[] = {
     // Megatron's vocab-parallel cross entropy (cross_entropy_loss_fusion off by default), bf16
     // gradient reduction (grad_sync_dtype=bf16 in the launcher's performance configurations).
     {"nemo-24.x", true, true, true, true, 1.0, true, false, false,
-     "NeMo 24.x performance recipes: DP, TP and p2p overlap, bf16 grads"},
+     "NeMo 24.x performance recipes: DP, TP and p2p overlap, bf16 grads", "fp32", false},
     // NeMo 25.x / Megatron-Bridge performance recipes: as 24.x, plus the fused cross entropy
     // (cross_entropy_loss_fusion = True) and grad_reduce_in_fp32 = False set by the recipes.
     {"nemo-25.x", true, true, true, true, 1.0, true, true, false,
-     "NeMo 25.x / Megatron-Bridge performance recipes: as nemo-24.x plus fused cross entropy"},
+     "NeMo 25.x / Megatron-Bridge performance recipes: as nemo-24.x plus fused cross entropy",
+     "fp32", false},
     // torchtitan (2024 releases): FSDP2 reduce-scatters gradients and prefetches parameter
     // all-gathers behind compute (both overlaps on), TP without async TP
     // (enable_async_tensor_parallel off by default), pipeline p2p not overlapped, attention by
@@ -43,11 +46,42 @@ constexpr StackProfile kProfiles[] = {
     // (compile off by default), eager cross entropy, fp32 gradient reduction
     // (mixed_precision_reduce = float32).
     {"torchtitan-2024", true, true, false, false, 0.7, false, false, true,
-     "torchtitan 2024 (FSDP2, eager, SDPA/FA-2): DP overlap only, fp32 grad reduce"},
+     "torchtitan 2024 (FSDP2, eager, SDPA/FA-2): DP overlap only, fp32 grad reduce", "fp32", true},
     // Everything a current stack can turn on: every overlap, fused kernels and cross entropy,
     // bf16 gradient reduction. Attention stays at the preset's calibration.
     {"tuned", true, true, true, true, 1.0, true, true, false,
-     "every overlap and fusion on, bf16 grads"},
+     "every overlap and fusion on, bf16 grads", "fp32", false},
+    // Megatron-LM / Megatron-Core as its pretrain_gpt.py runs without extra flags (2024-25):
+    // the distributed optimizer's grad reduce and param gather overlap only with
+    // --overlap-grad-reduce / --overlap-param-gather (both off by default), TP communication
+    // overlap only with --tp-comm-overlap (off), interleaved p2p overlapped (overlap_p2p_comm is
+    // on unless --no-overlap-p2p-communication), Transformer Engine fused attention and fused
+    // kernels, vocab-parallel cross entropy with its fp32 copy (--cross-entropy-loss-fusion is
+    // off by default), fp32 main gradients (accumulate_allreduce_grads_in_fp32 for bf16 unless
+    // --grad-reduce-in-bf16), fp32 optimizer state (--main-params-dtype, --exp-avg-dtype and
+    // --exp-avg-sq-dtype default fp32). megatron/training/arguments.py.
+    {"megatron-core", false, false, false, true, 1.0, true, false, true,
+     "Megatron-Core defaults (2024-25): overlaps only when flagged, fp32 grads and state", "fp32",
+     false},
+    // NeMo 24.09 (NeMo 1.0 YAML) as dgxc-benchmarking v25.01 runs Nemotron-4 340B
+    // (nemotron/nemotron4-340b-synth.yaml): Apex distributed_fused_adam with overlap_grad_sync
+    // and overlap_param_sync, grad_sync_dtype bf16 and dtype bf16 (the optimizer state in bf16);
+    // ub_tp_comm_overlap False and overlap_p2p_comm False; cross_entropy_loss_fusion true;
+    // TE fused attention and kernels.
+    {"nemo-24.09-dfa", true, true, false, false, 1.0, true, true, false,
+     "NeMo 24.09 YAML, Apex distributed Adam: bf16 optimizer state, DP overlap only", "bf16",
+     false},
+    // llm-foundry MPT benchmarks (scripts/train/benchmarking, Composer + PyTorch FSDP1, 2023-24):
+    // FSDP prefetch overlaps the gathers and reduce-scatters, no TP or PP. The H100 tables ran
+    // fsdp_config mixed_precision DEFAULT (Composer: bf16 param and buffer dtype, fp32 reduce
+    // dtype), with the fp32 sharded flat parameters as the main weights (fsdp_fp32_params);
+    // decoupled_adamw (two fp32 moments) in the mpt-*.yaml the benchmark script loads; MPT's
+    // loss_fn defaults to fused_crossentropy (flash-attn's cross-entropy kernel on the bf16
+    // logits, no fp32 copy: llmfoundry/models/mpt/modeling_mpt.py); Triton flash attention
+    // (FlashAttention-2 era, the torchtitan-2024 scale, not fitted), eager element-wise ops.
+    {"llmfoundry-2023", true, true, false, false, 0.7, false, true, true,
+     "llm-foundry MPT benchmarks (Composer FSDP): DP overlap, fused CE, fp32 shards as main",
+     "fp32", true},
 };
 
 struct Alias {
@@ -68,7 +102,9 @@ const std::vector<std::string>& stack_keys() {
                                                  "training.attention_efficiency_scale",
                                                  "training.fused_elementwise",
                                                  "training.cross_entropy_fusion",
-                                                 "training.grad_reduce_in_fp32"};
+                                                 "training.grad_reduce_in_fp32",
+                                                 "training.optimizer_state_dtype",
+                                                 "training.fsdp_fp32_params"};
   return kKeys;
 }
 
@@ -107,6 +143,9 @@ bool apply_stack(Problem* problem, const std::set<std::string>& explicit_keys) {
   set("training.fused_elementwise", s->fused_elementwise, t.fused_elementwise);
   set("training.cross_entropy_fusion", s->cross_entropy_fusion, t.cross_entropy_fusion);
   set("training.grad_reduce_in_fp32", s->grad_reduce_in_fp32, t.grad_reduce_in_fp32);
+  set("training.optimizer_state_dtype", std::string(s->optimizer_state_dtype),
+      t.optimizer_state_dtype);
+  set("training.fsdp_fp32_params", s->fsdp_fp32_params, t.fsdp_fp32_params);
   return true;
 }
 

@@ -86,7 +86,8 @@ TEST(Stacks, ProfileSetsOnlyTheKeysNotGiven) {
   EXPECT_FALSE(apply_stack(&r, {}));
   EXPECT_EQ(r.training.tp_comm_overlap, before);
   // Every profile key is a known stack key.
-  EXPECT_EQ(stack_keys().size(), 8u);
+  EXPECT_EQ(stack_keys().size(),
+            10u);  // + training.optimizer_state_dtype, training.fsdp_fp32_params
 }
 
 // ---- per-collective overlap ---------------------------------------------------------------

@@ -75,7 +75,10 @@ struct StaticSplit {
   double resident() const { return weight + grad + optim; }
   double total() const { return weight + grad + optim + step; }  // Megatron's table
 };
-StaticSplit static_bytes_per_param(int zero, double dr, bool fp32_grads);
+// bf16_state: main weights and moments in bf16 (training.optimizer_state_dtype = bf16);
+// fsdp_fp32_params: ZeRO-3 shards are the fp32 main weights (training.fsdp_fp32_params).
+StaticSplit static_bytes_per_param(int zero, double dr, bool fp32_grads, bool bf16_state = false,
+                                   bool fsdp_fp32_params = false);
 
 // Per-GPU workspace outside the training tensors (docs/memory.md "Workspace"): the CUDA context
 // and library workspaces (gpu.memory_reserved_gb) plus gpu.comm_buffer_gb per NCCL communicator

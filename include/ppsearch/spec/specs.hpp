@@ -99,6 +99,13 @@ struct TrainingSpec {
   double attention_efficiency_scale = 1.0;  // FlashAttention generation, × gpu.attention_efficiency
   bool fused_elementwise = true;            // fused norm / activation / RoPE kernels (false: eager)
   double step_overhead_s = 0.02;            // per-step data loading, logging, Python (seconds)
+  // Optimizer state (docs/memory.md "Optimizer state"); defaults from training.stack.
+  // Dtype of the optimizer's main weights and Adam moments: "fp32" (Megatron, FSDP) or "bf16"
+  // (Apex DistributedFusedAdam with dtype=bf16, as NeMo 1.0 recipes set in optim.dtype).
+  std::string optimizer_state_dtype = "fp32";
+  // Under ZeRO-3 the sharded parameters are themselves the fp32 main weights (PyTorch FSDP
+  // mixed precision: fp32 shards, bf16 gathered copies), so no separate 16-bit shard is kept.
+  bool fsdp_fp32_params = false;
 };
 
 struct GpuSpec {

@@ -22,6 +22,9 @@ struct StackProfile {
   bool cross_entropy_fusion;  // training.cross_entropy_fusion
   bool grad_reduce_in_fp32;   // training.grad_reduce_in_fp32
   const char* summary;        // one line for docs and --help
+  // Optimizer state (docs/memory.md "Optimizer state").
+  const char* optimizer_state_dtype;  // training.optimizer_state_dtype
+  bool fsdp_fp32_params;              // training.fsdp_fp32_params
 };
 
 inline constexpr const char* kDefaultStack = "nemo-25.x";
@@ -29,7 +32,8 @@ inline constexpr const char* kDefaultStack = "nemo-25.x";
 // The stack-controlled keys, in the order StackProfile lists them.
 const std::vector<std::string>& stack_keys();
 
-// Canonical profile names (megatron-2021, nemo-24.x, nemo-25.x, torchtitan-2024, tuned).
+// Canonical profile names (megatron-2021, nemo-24.x, nemo-25.x, torchtitan-2024, tuned,
+// megatron-core, nemo-24.09-dfa, llmfoundry-2023).
 const std::vector<std::string>& stack_names();
 
 // The profile of a canonical name or of an alias the runs CSV uses (megatron, nemo,
