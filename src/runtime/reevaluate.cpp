@@ -124,8 +124,14 @@ std::vector<RobustRow> TopRowUncertainty::robust() const {
   for (const auto& [gpus, entries] : by_gpus_) {
     if (entries.empty()) continue;
     std::vector<double> hi;
-    for (const Entry& e : entries) hi.push_back(e.bounds.hi);
-    const std::int64_t k = robust_index(hi);
+    std::vector<int> infeasible;
+    for (const Entry& e : entries) {
+      hi.push_back(e.bounds.hi);
+      int n = 0;
+      for (double t : e.times) n += std::isnan(t) ? 1 : 0;
+      infeasible.push_back(n);
+    }
+    const std::int64_t k = robust_index(hi, infeasible);
     if (k < 0) continue;
     const Entry& e = entries[static_cast<std::size_t>(k)];
     RobustRow r;

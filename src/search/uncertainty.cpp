@@ -123,6 +123,17 @@ std::int64_t robust_index(const std::vector<double>& hi) {
   return best;
 }
 
+std::int64_t robust_index(const std::vector<double>& hi, const std::vector<int>& infeasible) {
+  if (infeasible.size() != hi.size()) return robust_index(hi);
+  int fewest = -1;
+  for (std::size_t i = 0; i < hi.size(); ++i)
+    if (std::isfinite(hi[i]) && (fewest < 0 || infeasible[i] < fewest)) fewest = infeasible[i];
+  std::vector<double> masked(hi);
+  for (std::size_t i = 0; i < hi.size(); ++i)
+    if (infeasible[i] != fewest) masked[i] = std::numeric_limits<double>::infinity();
+  return robust_index(masked);
+}
+
 bool top_within_uncertainty(const std::vector<double>& lo, const std::vector<double>& hi, int k) {
   if (k < 2 || static_cast<int>(lo.size()) < k || static_cast<int>(hi.size()) < k) return false;
   return hi[0] >= lo[static_cast<std::size_t>(k - 1)];

@@ -122,6 +122,14 @@ TEST(Uncertainty, RobustIsTheBestWorstCase) {
   EXPECT_EQ(robust_index({kNaN}), -1);
 }
 
+TEST(Uncertainty, RobustPrefersRowsThatRunUnderEveryVariation) {
+  // Row 1 has the smallest bound but stops fitting under one variation: row 2 is chosen.
+  EXPECT_EQ(robust_index({13.5, 13.1, 13.3, 14.0}, {0, 1, 0, 0}), 2);
+  // When every row stops somewhere, the fewest failures win, then the smallest bound.
+  EXPECT_EQ(robust_index({13.5, 13.1, 13.3}, {2, 1, 1}), 1);
+  EXPECT_EQ(robust_index({13.5, 13.1, 13.3}, {0, 0, 0}), 1);
+}
+
 TEST(Uncertainty, TopWithinUncertaintyNeedsOverlap) {
   EXPECT_TRUE(top_within_uncertainty({9.5, 9.8, 10.0}, {10.5, 10.8, 11.0}, 3));
   EXPECT_FALSE(top_within_uncertainty({9.5, 10.6, 10.7}, {10.5, 11.0, 11.2}, 3));

@@ -56,6 +56,10 @@ TimeBounds combine_bounds(double time, const std::vector<double>& varied);
 // Index of the robust choice: the smallest worst case `hi` (first among equals); -1 when no
 // entry is finite.
 std::int64_t robust_index(const std::vector<double>& hi);
+// The same among the entries that run under the most variations: a row that stops fitting when a
+// constant moves has "does not run" as its worst case, so it is chosen only if every row stops
+// under at least as many variations (`infeasible` = per entry, variations under which it fails).
+std::int64_t robust_index(const std::vector<double>& hi, const std::vector<int>& infeasible);
 
 // True when the first and the k-th row (time order) cannot be told apart within the bounds:
 // the first's upper bound reaches the k-th's lower bound (intervals overlap). `lo`, `hi` are in
