@@ -16,30 +16,16 @@
 
 #include "ppsearch/schedule/pipeline_schedule.hpp"
 #include "ppsearch/schedule/schedule_order.hpp"
+#include "support/numeric.hpp"
 
 namespace ppsearch {
 namespace {
 
+using test::base_seed;
+using test::near_rel;
+
 constexpr ScheduleKind kAllKinds[] = {ScheduleKind::kGPipe, ScheduleKind::k1F1B,
                                       ScheduleKind::kInterleaved1F1B, ScheduleKind::kZBH1};
-
-// Base seed of the randomised tests; PPSEARCH_TEST_SEED overrides it.
-std::uint32_t base_seed() {
-  if (const char* s = std::getenv("PPSEARCH_TEST_SEED")) {
-    return static_cast<std::uint32_t>(std::strtoul(s, nullptr, 10));
-  }
-  return 20240601u;
-}
-
-// Relative closeness with an absolute floor for values near 0.
-::testing::AssertionResult near_rel(double expected, double actual, double rel = 1e-9) {
-  const double tol = rel * std::max(1.0, std::max(std::fabs(expected), std::fabs(actual)));
-  if (std::fabs(expected - actual) <= tol) {
-    return ::testing::AssertionSuccess();
-  }
-  return ::testing::AssertionFailure()
-         << "expected " << expected << ", got " << actual << " (diff " << actual - expected << ")";
-}
 
 // Homogeneous input: f, b, w are one device's per-micro-batch times; each of its v chunks takes
 // f/v, b/v, w/v (the convention of closed_form_time()).

@@ -17,25 +17,13 @@
 
 #include "ppsearch/schedule/pipeline_schedule.hpp"
 #include "ppsearch/schedule/schedule_order.hpp"
+#include "support/numeric.hpp"
 
 namespace ppsearch {
 namespace {
 
-std::uint32_t base_seed() {
-  if (const char* s = std::getenv("PPSEARCH_TEST_SEED")) {
-    return static_cast<std::uint32_t>(std::strtoul(s, nullptr, 10));
-  }
-  return 20240601u;
-}
-
-::testing::AssertionResult near_rel(double expected, double actual, double rel = 1e-9) {
-  const double tol = rel * std::max(1.0, std::max(std::fabs(expected), std::fabs(actual)));
-  if (std::fabs(expected - actual) <= tol) {
-    return ::testing::AssertionSuccess();
-  }
-  return ::testing::AssertionFailure()
-         << "expected " << expected << ", got " << actual << " (diff " << actual - expected << ")";
-}
+using test::base_seed;
+using test::near_rel;
 
 // Uniform stages. ZB-V: f, b, w are one device's per-micro-batch times, each of its 2 chunks
 // takes half (the closed_form_time() convention). DualPipe: f, b, w are one stage's times; the
