@@ -160,14 +160,17 @@ RunResult model_row(const RunRecord& run, const std::vector<std::string>& sets,
   // CSV's older names; empty = the default profile.
   const StackProfile* stack = find_stack(run.stack.empty() ? kDefaultStack : run.stack);
   if (!stack) return not_modelled(run, "unknown stack '" + run.stack + "'");
-  const auto key =
-      std::make_tuple(std::string(gpu.cluster_preset), run.gpus, std::string(stack->name));
+  // A GPU preset that replaces the cluster's (h100-96gb) is part of the preset key.
+  const std::string preset_key =
+      gpu.gpu_preset.empty() ? gpu.cluster_preset : gpu.cluster_preset + "+" + gpu.gpu_preset;
+  const auto key = std::make_tuple(preset_key, run.gpus, std::string(stack->name));
   auto it = cache->find(key);
   if (it == cache->end()) {
     LoadRequest req;
     req.cluster = gpu.cluster_preset;
     req.sets = {"search.gpus=" + std::to_string(run.gpus),
                 "training.stack=" + std::string(stack->name)};
+    if (!gpu.gpu_preset.empty()) req.sets.push_back("cluster.gpu=" + gpu.gpu_preset);
     req.sets.insert(req.sets.end(), sets.begin(), sets.end());
     LoadedPreset loaded;
     try {

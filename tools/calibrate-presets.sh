@@ -10,7 +10,11 @@
 # keeps only that generation's rows with --gpu):
 #   A100   --gpu a100-80gb                    gemm, attention and memory efficiency (13 fit rows)
 #   Hopper --gpu h100-80gb --gpu h100-96gb    the same three keys (33 fit rows; h100-96gb rows use
-#                                             the h100 preset; h200 takes the Hopper values)
+#                                             the h100-96gb-500w preset, which copies these three
+#                                             values; h200 takes the Hopper values)
+#   H100 at 500 W --gpu h100-96gb             gpu.clock_scale of gpus/h100-96gb-500w.ini only, the
+#                                             Hopper constants as in the presets (3 fit rows;
+#                                             docs/step-time.md "Power-capped GPUs")
 #   GB200  --gpu gb200                        gemm efficiency only: 2 fit rows (one source, one
 #                                             model) cannot constrain three keys; attention and
 #                                             memory efficiency keep their cited values
@@ -39,6 +43,11 @@ echo
 echo "=== Hopper (h100-80gb, h100-96gb; h200 takes these values) ==="
 "${cal[@]}" --gpu h100-80gb --gpu h100-96gb $(start 0.66 0.50 0.80) \
   gpu.gemm_efficiency=0.5:0.803,gpu.attention_efficiency=0.2:0.8,gpu.memory_efficiency=0.5:0.9 "$runs"
+echo
+echo "=== H100 96 GB at 500 W (h100-96gb): the power-limited clock ==="
+# Between the H100 NVL/SXM peak ratio 835/989 = 0.84 below and 1 (no derate) above, with room on
+# both sides; the Hopper efficiencies stay as the presets have them.
+"${cal[@]}" --gpu h100-96gb gpu.clock_scale=0.6:1.0 "$runs"
 echo
 echo "=== Blackwell (gb200): gemm efficiency only ==="
 out=$("${cal[@]}" --gpu gb200 --set gpu.gemm_efficiency=0.612 gpu.gemm_efficiency=0.4:0.744 "$runs")

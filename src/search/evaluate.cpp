@@ -93,6 +93,12 @@ struct Evaluator::Impl {
     // Eager (unfused) norm, SwiGLU and RoPE write and re-read their intermediates: about twice
     // the bytes of the fused kernels (docs/step-time.md "Element-wise fusion").
     if (!p.training.fused_elementwise) e.gpu.memory_efficiency *= 0.5;
+    // A power limit below the fitted part's lowers the sustained SM clock: compute-bound GEMM
+    // and attention kernels slow in proportion, memory-bound kernels and links do not (their
+    // bandwidth is set by the HBM and link clocks; docs/step-time.md "Power-capped GPUs").
+    e.gpu.gemm_efficiency *= p.gpu.clock_scale;
+    e.gpu.gemm_efficiency_fp8 *= p.gpu.clock_scale;
+    e.gpu.attention_efficiency *= p.gpu.clock_scale;
     return e;
   }
 };

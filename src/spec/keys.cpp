@@ -664,6 +664,13 @@ std::vector<KeyDef> build_table() {
                        "under ZeRO-2/3 the sharded parameters and gradients are fp32 and are the "
                        "main weights (PyTorch FSDP mixed precision); default from training.stack"));
 
+  // Power-capped GPUs (docs/step-time.md "Power-capped GPUs").
+  t.push_back(
+      within(float_key("gpu.clock_scale", PPSEARCH_REF(double, gpu.clock_scale), kNoUnit, 0, true,
+                       "sustained tensor-core clock under the board power limit, relative "
+                       "to the part the GEMM and attention efficiencies were fitted on; "
+                       "scales GEMM and attention throughput, not HBM or links"),
+             0.1, 1.5));
   for (auto& d : t) {
     if (d.allowed.empty()) d.allowed = generated_allowed(d);
   }

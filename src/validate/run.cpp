@@ -32,15 +32,13 @@ GpuMapping map_gpu(const std::string& gpu) {
     return m;
   }
   if (gpu == "h100-96gb") {
-    // H100 SXM with 96 GB HBM2e (e.g. Meta's Grand Teton: 96 GB, 2.4 TB/s, 500 W by default, as
-    // the torchtitan benchmark README describes it). Memory is modelled with the right capacity;
-    // its lower bandwidth and power limit are not, so its step times are only indicative.
+    // H100 SXM with 96 GB HBM2e at 2.4 TB/s and a 500 W power limit (Meta's Grand Teton, as the
+    // torchtitan benchmark pages describe it): the H100 cluster with its own GPU preset
+    // (configs/gpus/h100-96gb-500w.ini: capacity, bandwidth and the power-limited clock).
     m.supported = true;
     m.cluster_preset = "h100-8gpu-ndr";
-    m.memory_gb = 96;
-    m.note =
-        "h100-96gb modelled as h100-80gb with gpu.memory_gb = 96 (HBM2e bandwidth and 500 W "
-        "limit not modelled)";
+    m.gpu_preset = "h100-96gb-500w";
+    m.note = "h100-96gb modelled with the h100-96gb-500w GPU preset (96 GB HBM2e, 500 W)";
     return m;
   }
   const auto it = kClusters.find(gpu);

@@ -828,7 +828,7 @@ TEST(ValidateRun, MapsGpusToPresets) {
   const GpuMapping h96 = map_gpu("h100-96gb");
   EXPECT_TRUE(h96.supported);
   EXPECT_EQ(h96.cluster_preset, "h100-8gpu-ndr");
-  EXPECT_EQ(h96.memory_gb, 96);
+  EXPECT_EQ(h96.gpu_preset, "h100-96gb-500w");  // capacity, bandwidth and clock from the preset
   EXPECT_FALSE(h96.note.empty());
   const GpuMapping mi = map_gpu("mi300x");
   EXPECT_FALSE(mi.supported);

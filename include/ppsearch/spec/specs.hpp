@@ -135,6 +135,9 @@ struct GpuSpec {
   // Share of compute throughput lost while a collective runs beside it.
   double comm_contention = 0.25;
   double kernel_overhead_s = 3e-6;  // fixed cost per non-GEMM kernel (launch, prologue, tail)
+  // Power-limited clock (docs/step-time.md "Power-capped GPUs"): sustained tensor-core clock
+  // under the board's power limit relative to the part gemm/attention_efficiency were fitted on.
+  double clock_scale = 1.0;
 };
 
 struct ClusterSpec {

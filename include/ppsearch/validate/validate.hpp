@@ -27,12 +27,14 @@ struct GpuMapping {
   double memory_gb = 0;        ///< > 0: overrides gpu.memory_gb of the preset
   std::string note;            ///< said in the output, e.g. for a100-40gb
   std::string reason;          ///< why not, when !supported
+  std::string gpu_preset;      ///< non-empty: configs/gpus/NAME.ini replaces the cluster's GPU
 };
 
 /// \brief a100-80gb → a100-8gpu-hdr (gpus/a100-80gb); a100-40gb → the same with
-///        memory_gb = 40; h100-80gb → h100-8gpu-ndr (gpus/h100); h100-96gb → the same with
-///        memory_gb = 96; h200 → h200-8gpu-ndr; gb200 → gb200-nvl72; b200, b300, gb300 → their
-///        8-GPU XDR / NVL72 presets. Anything else is unsupported.
+///        memory_gb = 40; h100-80gb → h100-8gpu-ndr (gpus/h100); h100-96gb → the same cluster
+///        with the GPU preset gpus/h100-96gb-500w (96 GB HBM2e at a 500 W limit); h200 →
+///        h200-8gpu-ndr; gb200 → gb200-nvl72; b200, b300, gb300 → their 8-GPU XDR / NVL72 presets.
+///        Anything else is unsupported.
 GpuMapping map_gpu(const std::string& gpu);
 
 /// \brief Why a row is not modelled before any Problem is built, or "" when it can be: neither
