@@ -71,17 +71,29 @@ constexpr StackProfile kProfiles[] = {
     {"nemo-24.09-dfa", true, true, false, false, 1.0, true, true, false,
      "NeMo 24.09 YAML, Apex distributed Adam: bf16 optimizer state, DP overlap only", "bf16",
      false},
-    // llm-foundry MPT benchmarks (scripts/train/benchmarking, Composer + PyTorch FSDP1, 2023-24):
-    // FSDP prefetch overlaps the gathers and reduce-scatters, no TP or PP. The H100 tables ran
-    // fsdp_config mixed_precision DEFAULT (Composer: bf16 param and buffer dtype, fp32 reduce
-    // dtype), with the fp32 sharded flat parameters as the main weights (fsdp_fp32_params);
-    // decoupled_adamw (two fp32 moments) in the mpt-*.yaml the benchmark script loads; MPT's
-    // loss_fn defaults to fused_crossentropy (flash-attn's cross-entropy kernel on the bf16
-    // logits, no fp32 copy: llmfoundry/models/mpt/modeling_mpt.py); Triton flash attention
-    // (FlashAttention-2 era, the torchtitan-2024 scale, not fitted), eager element-wise ops.
+    // llm-foundry MPT benchmarks (mosaicml/llm-foundry scripts/train/benchmarking/README.md
+    // @5e85bd62d), Composer + PyTorch FSDP1, no TP or PP: FSDP prefetch overlaps the gathers and
+    // reduce-scatters. fsdp_config mixed_precision DEFAULT as every table prints it (Composer:
+    // bf16 params, fp32 reduce), the fp32 sharded flat parameters are the main weights;
+    // decoupled_adamw (two fp32 moments) in the mpt-*.yaml the benchmark scripts load; MPT's
+    // loss_fn defaults to fused_crossentropy (flash-attn's xentropy kernel on the bf16 logits:
+    // llmfoundry/models/mpt/modeling_mpt.py at v0.3.0 and @5e85bd62d); low_precision_layernorm
+    // and eager element-wise ops. Attention: the 8- to 64-GPU tables (#543, Oct 2023, llm-foundry
+    // v0.3.0) ran attn_impl: triton (submit_benchmarks.py default; llm-foundry's Triton
+    // FlashAttention on triton-pre-mlir), the >= 128-GPU table (#838, Jan 2024) flash
+    // (flash-attn 2.4.2) for 1b/3b/7b/70b and triton for 13b/30b (sweep.py). The Triton kernel is
+    // 1.3-1.5x slower than FlashAttention-2 forward and ~2x backward (Dao 2023, FlashAttention-2
+    // §4.1), but refitting this scale on the split = fit triton rows lands at the FA-2 value 0.7
+    // (band 0.57-0.7; docs/step-time.md "llm-foundry"), so both kernels keep the FA-2 scale.
     {"llmfoundry-2023", true, true, false, false, 0.7, false, true, true,
      "llm-foundry MPT benchmarks (Composer FSDP): DP overlap, fused CE, fp32 shards as main",
      "fp32", true},
+    // torchtitan with async TP (enable_async_tensor_parallel = true; torchtitan
+    // benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md): the TP all-gather and
+    // reduce-scatter are decomposed and pipelined with the matmuls they feed (torch
+    // micro-pipeline TP), i.e. TP communication overlap; otherwise as torchtitan-2024.
+    {"torchtitan-asynctp", true, true, true, false, 0.7, false, false, true,
+     "torchtitan with async TP: DP and TP overlap, fp32 grad reduce", "fp32", true},
 };
 
 struct Alias {

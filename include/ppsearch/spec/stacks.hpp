@@ -33,7 +33,7 @@ inline constexpr const char* kDefaultStack = "nemo-25.x";
 const std::vector<std::string>& stack_keys();
 
 // Canonical profile names (megatron-2021, nemo-24.x, nemo-25.x, torchtitan-2024, tuned,
-// megatron-core, nemo-24.09-dfa, llmfoundry-2023).
+// megatron-core, nemo-24.09-dfa, llmfoundry-2023, torchtitan-asynctp).
 const std::vector<std::string>& stack_names();
 
 // The profile of a canonical name or of an alias the runs CSV uses (megatron, nemo,
