@@ -66,8 +66,9 @@ TEST(Presets, TheExpectedSetExists) {
             (std::vector<std::string>{"deepseek-v3", "gpt3-13b", "gpt3-175b", "llama3-405b",
                                       "llama3-70b", "llama3-8b", "mixtral-8x22b", "nemotron4-15b",
                                       "qwen3-30b-a3b", "seed-gpt-48l"}));
-  EXPECT_EQ(preset_names("gpus"), (std::vector<std::string>{"a100-80gb", "b200", "b300", "gb200",
-                                                            "gb300", "h100", "h200"}));
+  EXPECT_EQ(preset_names("gpus"),
+            (std::vector<std::string>{"a100-80gb", "b200", "b300", "gb200", "gb300", "h100",
+                                      "h100-96gb-500w", "h200"}));
   EXPECT_EQ(preset_names("clusters"),
             (std::vector<std::string>{"a100-8gpu-hdr", "b200-8gpu-xdr", "b300-8gpu-xdr",
                                       "gb200-nvl72", "gb300-nvl72", "h100-8gpu-ndr",
@@ -164,6 +165,13 @@ TEST(Presets, HardwareFiguresMatchTheDatasheets) {
   EXPECT_LT(gpu("b200").gemm_efficiency, 1745.0 / 2250);
   EXPECT_LT(gpu("a100-80gb").gemm_efficiency, 271.2 / 312);
   EXPECT_GT(gpu("h100").gemm_efficiency, 0.5);
+  // The 500 W H100 of the torchtitan benchmarks: "96GB HBM2e with 2.4 TB/sec"; a power limit
+  // below 700 W can only lower the clock (docs/step-time.md "Power-capped GPUs").
+  EXPECT_EQ(gpu("h100-96gb-500w").memory_bytes, 96e9);
+  EXPECT_EQ(gpu("h100-96gb-500w").hbm_bytes_per_s, 2.4e12);
+  EXPECT_EQ(gpu("h100-96gb-500w").peak_flop_per_s, 989e12);
+  EXPECT_LT(gpu("h100-96gb-500w").clock_scale, 1.0);
+  EXPECT_EQ(gpu("h100").clock_scale, 1.0);
 
   auto cluster = [](const std::string& name) {
     LoadRequest req = with_gpus();
