@@ -37,6 +37,29 @@ for v in pairs:
         assert h2["peak_memory_gb"] > h1["peak_memory_gb"], (h1, h2)
 PYEOF
 
+# Memory: on a large model some shapes fit with zb-h1 but not with zb-h2 (2·PP−1 micro-batches in
+# flight on the first stage); those rows are counted infeasible with the reason "memory".
+expect_rc 0 "$PPSEARCH" --gpus 64 --model llama3-70b --pp 8 --zero 1 --recompute none \
+  --schedule zb-h1,zb-h2 --output mem.h5 --overwrite --quiet
+"$PY" - mem.h5 <<'PYEOF' >py.txt 2>&1 && ok "zb-h2 rows that do not fit: reason memory" || bad "memory check: $(cat py.txt)"
+import sys, h5py
+c = h5py.File(sys.argv[1], "r")["candidates"]
+sn = {v: k for k, v in h5py.check_enum_dtype(c.dtype["schedule"]).items()}
+rn = {v: k for k, v in h5py.check_enum_dtype(c.dtype["infeasible_reason"]).items()}
+knobs = [k for k in ("gpus", "tp", "pp", "cp", "dp", "vpp", "mbs", "num_microbatches", "recompute",
+                      "sequence_parallel", "zero_stage", "ep", "etp", "placement",
+                      "recompute_num_layers") if k in c.dtype.names]
+by = {}
+for r in c[:]:
+    by.setdefault(tuple(int(r[k]) for k in knobs), {})[sn[int(r["schedule"])]] = r
+only_h1 = [v for v in by.values() if "zb-h1" in v and "zb-h2" in v and v["zb-h1"]["feasible"]
+           and not v["zb-h2"]["feasible"]]
+assert only_h1, "no shape where zb-h1 fits and zb-h2 does not"
+assert all(rn[int(v["zb-h2"]["infeasible_reason"])] == "memory" for v in only_h1)
+assert not any(v["zb-h2"]["feasible"] and not v["zb-h1"]["feasible"] for v in by.values()
+               if "zb-h1" in v and "zb-h2" in v)
+PYEOF
+
 expect_rc 0 "$PPSEARCH" --gpus 64 --model llama3-8b --pp 4 --zero 0,1 --schedule zb-h2 \
   --output only.h5 --overwrite --quiet
 for f in megatron nemo; do
