@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # ZB-H2 (docs/algorithms.md §2.1, §2.4; docs/interface.md "Schedule zb-h2"): searched only when
-# listed, written with its name (HDF5 enum value 6), never faster than the bound of its period,
-# about twice 1F1B's activations, refused with a reason by every launch-config emitter (exit 5 in
-# ppsearch-show).
+# listed, written with its name (HDF5 enum value 6), never slower than zb-h1 on the same shape but
+# with more memory (shapes that only fit with zb-h1 are counted infeasible, reason memory),
+# refused with a reason by every launch-config emitter (exit 5 in ppsearch-show).
 source "$SOURCE_DIR/tests/e2e/_lib.sh"
 : "${PPSEARCH_SHOW:?path of the ppsearch-show binary}"
 

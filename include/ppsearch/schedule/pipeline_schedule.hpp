@@ -65,7 +65,7 @@ bool parse_p2p_mode(std::string_view name, P2PMode* mode);
 struct ScheduleInput {
   ScheduleKind kind = ScheduleKind::k1F1B;
   int devices = 1;                  ///< P >= 1
-  int chunks = 1;                   ///< v >= 1; must be 1 for GPipe, 1F1B, ZB-H1, 2 for ZB-V
+  int chunks = 1;                   ///< v >= 1; must be 1 for GPipe, 1F1B, ZB-H1, ZB-H2, 2 for ZB-V
                                     ///< and DualPipe
   int microbatches = 1;             ///< M >= 1; interleaved needs M % P == 0; DualPipe needs
                                     ///< P even, M even and M >= 2P (deepseek-ai/DualPipe)
