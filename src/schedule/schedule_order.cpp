@@ -275,11 +275,11 @@ std::string zbv_order(int P, int M, const OrderHint& hint, std::vector<PipeOp>& 
 // whose W is queued and popped FIFO by a later weight step; otherwise it is a fused BW. The
 // overlapped F&B pairs of steps 4 and 5 run as their F followed by their BW, linked as that code
 // runs them (`_forward_backward_chunk`: both receives, one wait, both computations, both sends):
-// the F carries kLinkWaitNext | kLinkHold. Step 3's W waits for the next F's input (the receive is
-// posted before `_weight_chunk` waits), and the middle ranks' sends of the last F of step 2 and
-// the first F of step 4 leave one op later (kLinkHold), as in `step`. Its receive-ahead in step 2
-// (each F1 also waits for the next F0's input) is left out: with zero transfer time it never
-// binds (docs/algorithms.md §2.4).
+// the F waits for the BW's input (wait_ahead 1) and is held (kLinkHold). The rest of `step`'s
+// receive and send order: step 3's W waits for the next F's input (that receive is posted before
+// `_weight_chunk` waits); in step 2 each F1 waits for the next F0's input (received ahead), the
+// other ranks send each F0 after the F1 that follows it, and the middle ranks send the last F1
+// after step 4's first F0 and that F0 after the B1 that follows it (docs/algorithms.md §2.4).
 void dualpipe_device(int r, int P, int M, std::vector<PipeOp>& out) {
   const int H = P / 2;
   const int h = std::min(r, P - 1 - r);
@@ -308,32 +308,45 @@ void dualpipe_device(int r, int P, int M, std::vector<PipeOp>& out) {
     wq.pop_front();
   };
   const bool middle = h == H - 1;
-  auto link = [&](unsigned char flags) { out.back().link = flags; };
-  const unsigned char pair = kLinkWaitNext | kLinkHold;  // an overlapped F&B
-  for (int i = 0; i < 2 * (H - h - 1); ++i) F(0);        // step 1: nF0
-  for (int i = 0; i < h + 1; ++i) {                      // step 2: nF0F1
+  auto pair = [&] {  // the op just pushed is the F of an overlapped F&B with the next op
+    out.back().wait_ahead = 1;
+    out.back().link = kLinkHold;
+  };
+  for (int i = 0; i < 2 * (H - h - 1); ++i) F(0);  // step 1: nF0
+  std::size_t last_f1 = 0;
+  for (int i = 0; i < h + 1; ++i) {  // step 2: nF0F1
     F(0);
+    if (!middle) out.back().link = kLinkHold;  // sent after the F1
     F(1);
-    if (middle && i == h) link(kLinkHold);  // sent after step 4's first F
+    out.back().wait_ahead = 1;  // the next F0's receive is waited for with this F1's
+    if (middle && i == h) out.back().link = kLinkHold;  // sent after step 4's first F0
+    last_f1 = out.size() - 1;
   }
   for (int i = 0; i < H - h - 1; ++i) {  // step 3: nB1W1F1 (zero bubble)
     B(1, true);
     W();
-    link(kLinkWaitNext);  // the F's receive is waited for before the W
+    out.back().wait_ahead = 1;  // the F's receive is waited for before the W
     F(1);
   }
   for (int i = 0; i < N - P + h + 1; ++i) {  // step 4: nF0B1F1B0 (F&B pairs)
     F(0);
-    link(i == 0 && middle ? kLinkHold : pair);  // middle ranks: not overlapped, sent after B1
+    if (i == 0) {  // the F0 received ahead in step 2
+      out[last_f1].wait_ahead = static_cast<int>(out.size() - 1 - last_f1);
+    }
+    if (i == 0 && middle) {
+      out.back().link = kLinkHold;  // not overlapped; sent after the B1
+    } else {
+      pair();
+    }
     B(1, false);
     F(1);
-    link(pair);
+    pair();
     B(0, false);
   }
   for (int i = 0; i < H - h - 1; ++i) {  // step 5: nB1F1B0
     B(1, false);
     F(1);
-    link(pair);
+    pair();
     B(0, false);
   }
   bool zb = false;  // step 6: nB1B0, the second half with zero bubble

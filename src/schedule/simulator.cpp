@@ -42,9 +42,9 @@ constexpr int kSlotF = 0;
 constexpr int kSlotB = 1;
 constexpr int kSlotW = 2;
 constexpr int kSlotBW = 3;
-// Zero-time gates of kLinkWaitNext (DualPipe): a compiled op that waits for the input of an F
-// (gate F) or of a B / BW (gate B) at vs, with that op's transfer lag, so that the next op on the
-// device starts no earlier.
+// Zero-time gates of PipeOp::wait_ahead (DualPipe): a compiled op that waits for the input of an
+// F (gate F) or of a B / BW (gate B) at vs, with that op's transfer lag, so that the next op on
+// the device starts no earlier.
 constexpr int kSlotGateF = 4;
 constexpr int kSlotGateB = 5;
 constexpr int kSlots = 6;
@@ -272,7 +272,7 @@ void set_error(const std::string& message, ScheduleResult* out) {
 // ----- Reference: the §2.4 worklist ------------------------------------------------------------
 
 // When the input of `op` is there (its dependency's end plus the async transfer), 0 for a chain's
-// first F, −1 while the dependency has not run. For kLinkWaitNext (DualPipe).
+// first F, −1 while the dependency has not run. For PipeOp::wait_ahead (DualPipe).
 double linked_ready(const ScheduleInput& in, const Impl& ws, const PipeOp& op) {
   const int P = in.devices;
   const int V = P * in.chunks;
@@ -339,8 +339,9 @@ void reference_worklist(const ScheduleInput& in, Impl& ws, ScheduleResult* out) 
           break;
         }
         double ready = has_dep ? dep + ws.lag[slot] : 0.0;
-        if ((op.link & kLinkWaitNext) != 0) {
-          const double next_ready = linked_ready(in, ws, ws.order.ops[uz(ws.ptr[du]) + 1]);
+        if (op.wait_ahead > 0) {
+          const double next_ready =
+              linked_ready(in, ws, ws.order.ops[uz(ws.ptr[du]) + uz(op.wait_ahead)]);
           if (next_ready < 0) {
             break;
           }
@@ -571,9 +572,9 @@ std::string compile(ScheduleKind kind, int P, int v, int M, Impl& ws, Program* p
   const int V = P * v;
   const std::size_t cells = uz(V) * uz(chain_microbatches(kind, M));
   const std::size_t n = ws.order.ops.size();
-  std::size_t gates = 0;  // one zero-time gate per kLinkWaitNext op (DualPipe)
+  std::size_t gates = 0;  // one zero-time gate per op with a wait_ahead (DualPipe)
   for (const PipeOp& op : ws.order.ops) {
-    gates += (op.link & kLinkWaitNext) != 0 ? 1 : 0;
+    gates += op.wait_ahead > 0 ? 1 : 0;
   }
   const int none = static_cast<int>(n + gates);
   // Program index of the op producing the input of `op`; `none` for a chain's first F, −1 while
@@ -627,9 +628,9 @@ std::string compile(ScheduleKind kind, int P, int v, int M, Impl& ws, Program* p
         if (dep < 0) {
           break;
         }
-        if ((op.link & kLinkWaitNext) != 0) {
-          // A gate on the next op's input (an F, B or BW), then the op itself.
-          const PipeOp& next = ws.order.ops[uz(ws.ptr[du]) + 1];
+        if (op.wait_ahead > 0) {
+          // A gate on a later op's input (an F, B or BW), then the op itself.
+          const PipeOp& next = ws.order.ops[uz(ws.ptr[du]) + uz(op.wait_ahead)];
           const int next_dep = dep_of(next);
           if (next_dep < 0) {
             break;

@@ -5,8 +5,9 @@
 // chunk, the order of its receives, waits, computations and sends), not from ppsearch's
 // generator: every rank runs a list of actions; a receive is posted, a wait blocks until every
 // posted receive's data has been sent, and an appended send leaves at the rank's next wait
-// (`_commit_and_wait_comm` issues the batched sends, then waits). Transfers take no time. The
-// makespan it gives is compared with simulate() for arbitrary F, B, W.
+// (`_commit_and_wait_comm` issues the batched sends, then waits); a message arrives a transfer
+// time c after it leaves. The makespan it gives is compared with simulate() (async p2p of c on
+// every boundary) for arbitrary F, B, W and c.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -143,7 +144,7 @@ std::vector<Action> step_actions(int r, int P, int M, double f, double b, double
 }
 
 // Makespan of the event model; −1 if it deadlocks.
-double model_makespan(int P, int M, double f, double b, double w) {
+double model_makespan(int P, int M, double f, double b, double w, double c = 0) {
   std::vector<std::vector<Action>> acts;
   for (int r = 0; r < P; ++r) acts.push_back(step_actions(r, P, M, f, b, w));
   std::map<Msg, double> sent;
@@ -160,7 +161,7 @@ double model_makespan(int P, int M, double f, double b, double w) {
         } else if (x.kind == Action::kSend) {
           outbox[r].push_back(x.msg);
         } else if (x.kind == Action::kWait) {
-          for (const Msg& m : outbox[r]) sent[m] = clock[r];
+          for (const Msg& m : outbox[r]) sent[m] = clock[r] + c;
           outbox[r].clear();
           double t = clock[r];
           bool ready = true;
@@ -189,7 +190,7 @@ double model_makespan(int P, int M, double f, double b, double w) {
   return *std::max_element(clock.begin(), clock.end());
 }
 
-ScheduleInput dualpipe(int P, int M, double f, double b, double w) {
+ScheduleInput dualpipe(int P, int M, double f, double b, double w, double c = 0) {
   ScheduleInput in;
   in.kind = ScheduleKind::kDualPipe;
   in.devices = P;
@@ -198,6 +199,7 @@ ScheduleInput dualpipe(int P, int M, double f, double b, double w) {
   in.fwd_s.assign(static_cast<std::size_t>(2 * P), f);
   in.bwd_s.assign(static_cast<std::size_t>(2 * P), b);
   in.wgt_s.assign(static_cast<std::size_t>(2 * P), w);
+  if (c > 0) in.p2p_s.assign(static_cast<std::size_t>(2 * P - 1), c);  // async (the default)
   return in;
 }
 
@@ -207,7 +209,7 @@ TEST(ScheduleDualPipe, EventModelReproducesTheReadmeFigure) {
   EXPECT_DOUBLE_EQ(model_makespan(8, 20, 1, 1, 1), 66.0);
 }
 
-// simulate() against the event model, arbitrary F, B, W (zero transfer time): equal makespans.
+// simulate() against the event model, arbitrary F, B, W and transfer time: equal makespans.
 TEST(ScheduleDualPipe, SimulatorMatchesEventModel) {
   const std::uint32_t seed = base_seed() + 31;
   SCOPED_TRACE("seed=" + std::to_string(seed));
@@ -217,14 +219,15 @@ TEST(ScheduleDualPipe, SimulatorMatchesEventModel) {
     const int P = 2 * (1 + static_cast<int>(rng() % 6));
     const int M = 2 * P + 2 * static_cast<int>(rng() % static_cast<unsigned>(2 * P));
     const double f = u(rng), b = u(rng), w = rng() % 5 ? 0.7 * u(rng) : 0.0;
+    const double c = rng() % 3 ? 0.0 : 0.5 * u(rng);
     SCOPED_TRACE("P=" + std::to_string(P) + " M=" + std::to_string(M) + " f=" + std::to_string(f) +
-                 " b=" + std::to_string(b) + " w=" + std::to_string(w));
-    const double want = model_makespan(P, M, f, b, w);
+                 " b=" + std::to_string(b) + " w=" + std::to_string(w) + " c=" + std::to_string(c));
+    const double want = model_makespan(P, M, f, b, w, c);
     ASSERT_GT(want, 0);
-    const ScheduleResult r = simulate(dualpipe(P, M, f, b, w));
+    const ScheduleResult r = simulate(dualpipe(P, M, f, b, w, c));
     ASSERT_TRUE(r.ok) << r.error;
     EXPECT_TRUE(near_rel(want, r.time_s));
-    EXPECT_TRUE(near_rel(want, simulate_fast(dualpipe(P, M, f, b, w)).time_s));
+    EXPECT_TRUE(near_rel(want, simulate_fast(dualpipe(P, M, f, b, w, c)).time_s));
   }
 }
 

@@ -24,16 +24,17 @@ struct PipeOp {
   OpKind kind = OpKind::kF;
   int vs = 0;
   int mb = 0;
-  unsigned char link = 0;  ///< kLinkWaitNext | kLinkHold, or 0 (only DualPipe sets them)
+  /// 0, or k > 0: the op does not start before the input of the k-th next op on its device
+  /// (an F, B or BW) is there. deepseek-ai/DualPipe posts a receive before the wait of an
+  /// earlier op: both receives of an overlapped F&B, the F's receive before a weight step, the
+  /// next F0's receive in step 2 (docs/algorithms.md §2.4). Only DualPipe sets it.
+  int wait_ahead = 0;
+  unsigned char link = 0;  ///< kLinkHold or 0 (only DualPipe sets it)
 };
 
-/// \brief PipeOp::link: the op does not start before the input of the next op on its device is
-/// there (deepseek-ai/DualPipe posts both receives of an overlapped F&B, and the receive of the
-/// F after a weight step, before one wait; docs/algorithms.md §2.4).
-constexpr unsigned char kLinkWaitNext = 1;
 /// \brief PipeOp::link: the op's output leaves its device only when the next op on the device
-/// ends (deepseek-ai/DualPipe sends both results of an overlapped F&B after the pair, and defers
-/// two sends of its middle ranks by one op).
+/// ends (deepseek-ai/DualPipe sends both results of an overlapped F&B after the pair, and sends
+/// some forwards of steps 2 and 4 one op late).
 constexpr unsigned char kLinkHold = 2;
 
 /// \brief All devices' op lists, flattened: device d runs ops[begin[d]] .. ops[begin[d+1]−1]
@@ -96,10 +97,11 @@ struct OrderHint {
 ///   oldest pending W when that fits before the next B or F, else it waits.
 /// - DualPipe: the eight steps of deepseek-ai/DualPipe `DualPipe.step` (nF0, nF0F1, nB1W1F1,
 ///   nF0B1F1B0, nB1F1B0, nB1B0, nWB0, nW), with fused BW where that code runs the backward
-///   without deferring W. An overlapped F&B is its F (kLinkWaitNext | kLinkHold) followed by its
+///   without deferring W. An overlapped F&B is its F (wait_ahead 1, kLinkHold) followed by its
 ///   BW: it starts when both inputs are there and both results leave when it ends. The W of a
-///   step nB1W1F1 waits for the next F's input (kLinkWaitNext); the middle ranks hold the last
-///   F of nF0F1 and the first F of nF0B1F1B0 for one op (kLinkHold), as that code does.
+///   step nB1W1F1 waits for the next F's input; each F1 of nF0F1 for the next F0's; the sends
+///   of nF0F1's F0 (other ranks) or last F1 and of nF0B1F1B0's first F0 (middle ranks) leave
+///   one op late (kLinkHold), as that code does.
 ///
 /// Returns an empty string on success, otherwise a message (P, v, M < 1, a v the kind does not
 /// take, M % P != 0 for interleaved, DualPipe with odd P, odd M or M < 2P, sizes over the
