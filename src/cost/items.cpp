@@ -185,7 +185,7 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
 
   ChainCosts out;
   out.bytes_per_param = bpp.resident();
-  out.capacity_bytes = gpu.memory_bytes - gpu.memory_headroom_bytes;
+  out.capacity_bytes = gpu.usable_memory_bytes() - gpu.memory_headroom_bytes;  // docs/memory.md
   out.extra_bytes = workspace_bytes(pb, c);
   // PP p2p per hop: 2·b·s·h bytes, /t with SP or the scatter/gather optimisation (§5.4).
   out.boundary_bytes = kBf16 * m * d.h / t;

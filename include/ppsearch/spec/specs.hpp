@@ -135,6 +135,10 @@ struct GpuSpec {
   // Share of compute throughput lost while a collective runs beside it.
   double comm_contention = 0.25;
   double kernel_overhead_s = 3e-6;  // fixed cost per non-GEMM kernel (launch, prologue, tail)
+  // Usable capacity (docs/memory.md "Capacity"): bytes the CUDA runtime reports as the device's
+  // total memory per nominal byte of memory_bytes; the fit check uses memory_bytes × this.
+  double memory_usable_factor = 1.0;
+  double usable_memory_bytes() const { return memory_bytes * memory_usable_factor; }
 };
 
 struct ClusterSpec {
