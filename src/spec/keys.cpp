@@ -670,6 +670,11 @@ std::vector<KeyDef> build_table() {
                                "nominal byte of gpu.memory_gb: a candidate fits when its peak is "
                                "at most gpu.memory_gb times this, less the headroom"),
                      0.5, 1.2));
+  t.push_back(bool_key("training.cross_entropy_inplace",
+                       PPSEARCH_REF(bool, training.cross_entropy_inplace),
+                       "with training.cross_entropy_fusion: the fused kernel writes the logits' "
+                       "gradient into the logits (true, Transformer Engine) or into a new bf16 "
+                       "buffer (false, flash-attn's default); default from training.stack"));
 
   for (auto& d : t) {
     if (d.allowed.empty()) d.allowed = generated_allowed(d);

@@ -106,6 +106,10 @@ struct TrainingSpec {
   // Under ZeRO-3 the sharded parameters are themselves the fp32 main weights (PyTorch FSDP
   // mixed precision: fp32 shards, bf16 gathered copies), so no separate 16-bit shard is kept.
   bool fsdp_fp32_params = false;
+  // Fused cross entropy (docs/memory.md "Logits"): true when the kernel writes the logits'
+  // gradient into the logits (Transformer Engine), false when it allocates a new bf16 gradient
+  // (flash-attn's Triton kernel with inplace_backward = False, as llm-foundry runs it).
+  bool cross_entropy_inplace = true;
 };
 
 struct GpuSpec {
