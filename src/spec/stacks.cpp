@@ -85,9 +85,11 @@ constexpr StackProfile kProfiles[] = {
     // 1.3-1.5x slower than FlashAttention-2 forward and ~2x backward (Dao 2023, FlashAttention-2
     // §4.1), but refitting this scale on the split = fit triton rows lands at the FA-2 value 0.7
     // (band 0.57-0.7; docs/step-time.md "llm-foundry"), so both kernels keep the FA-2 scale.
+    // flash-attn's CrossEntropyLoss keeps inplace_backward = False (llmfoundry's
+    // FusedCrossEntropyLoss(ignore_index=-100)): the gradient is a new bf16 buffer.
     {"llmfoundry-2023", true, true, false, false, 0.7, false, true, true,
      "llm-foundry MPT benchmarks (Composer FSDP): DP overlap, fused CE, fp32 shards as main",
-     "fp32", true},
+     "fp32", true, false},
     // torchtitan with async TP (enable_async_tensor_parallel = true; torchtitan
     // benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md): the TP all-gather and
     // reduce-scatter are decomposed and pipelined with the matmuls they feed (torch
@@ -116,7 +118,8 @@ const std::vector<std::string>& stack_keys() {
                                                  "training.cross_entropy_fusion",
                                                  "training.grad_reduce_in_fp32",
                                                  "training.optimizer_state_dtype",
-                                                 "training.fsdp_fp32_params"};
+                                                 "training.fsdp_fp32_params",
+                                                 "training.cross_entropy_inplace"};
   return kKeys;
 }
 
@@ -158,6 +161,7 @@ bool apply_stack(Problem* problem, const std::set<std::string>& explicit_keys) {
   set("training.optimizer_state_dtype", std::string(s->optimizer_state_dtype),
       t.optimizer_state_dtype);
   set("training.fsdp_fp32_params", s->fsdp_fp32_params, t.fsdp_fp32_params);
+  set("training.cross_entropy_inplace", s->cross_entropy_inplace, t.cross_entropy_inplace);
   return true;
 }
 
