@@ -11,6 +11,7 @@
 #include "ppsearch/partition/partition.hpp"
 #include "ppsearch/schedule/pipeline_schedule.hpp"
 #include "ppsearch/schedule/schedule_order.hpp"
+#include "ppsearch/schedule/sim_cache.hpp"
 
 namespace ppsearch {
 
@@ -53,9 +54,9 @@ struct Evaluator::Impl {
   int relaxed_S = 0;
   std::vector<double> relaxed_time, relaxed_comm;
   std::vector<int> relaxed_bounds;
-  // Memo of the last schedule simulation, keyed by its whole input.
-  bool sim_valid = false;
-  ScheduleInput sim_key;
+  // Memo of recent schedule simulations, keyed by their whole input (docs/performance.md
+  // "Simulation memo").
+  SimulationCache sim_cache;
   std::vector<int> bounds;
   // Per device accumulators.
   std::vector<double> dev_static, dev_transient, dev_params, dev_compute, dev_tp, dev_cp,
@@ -164,13 +165,6 @@ double in_flight(Schedule s, int stage, int P, int v, int M, double wkeep_ratio)
 // (SiLU, multiply) into their elementary kernels.
 constexpr double kLayerKernelsFwdFused = 7, kLayerKernelsBwdFused = 12;
 constexpr double kLayerKernelsFwdEager = 18, kLayerKernelsBwdEager = 36;
-
-bool same_input(const ScheduleInput& a, const ScheduleInput& b) {
-  return a.kind == b.kind && a.devices == b.devices && a.chunks == b.chunks &&
-         a.microbatches == b.microbatches && a.mode == b.mode && a.fwd_s == b.fwd_s &&
-         a.bwd_s == b.bwd_s && a.wgt_s == b.wgt_s && a.act_bytes == b.act_bytes &&
-         a.wkeep_bytes == b.wkeep_bytes && a.p2p_s == b.p2p_s;
-}
 
 // Copies what lies behind a feasible evaluation into I.bd (EvalOptions::want_breakdown only;
 // never on the search's path).
@@ -621,10 +615,8 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     }
     if (I.opt.full_simulation) {
       simulate(si, I.sim_ws, &I.sim);
-    } else if (!(I.sim_valid && same_input(si, I.sim_key))) {
-      simulate_fast(si, I.sim_ws, &I.sim);
-      I.sim_key = si;
-      I.sim_valid = true;
+    } else {
+      I.sim_cache.simulate_fast(si, I.sim_ws, &I.sim);
     }
     if (!I.sim.ok) return false;
     *peak = 0;
