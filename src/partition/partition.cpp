@@ -84,6 +84,11 @@ void check_entries(const std::vector<double>& values, const char* name, std::siz
   }
 }
 
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
+}
+
 void reset(Partition& result) {
   result.feasible = false;
   result.bottleneck_s = kInf;
@@ -151,6 +156,23 @@ struct PartitionKernels {
   // Requires validate_shape(); checks the per-item values on the way (and throws through
   // validate_partition_problem() if one is negative or not finite).
   static void prepare(const PartitionProblem& p, PartitionWorkspace& ws) {
+    // Same items (bit for bit) as the last prepare() of this workspace: everything below is a
+    // function of them only, and they were checked then (docs/performance.md).
+    if (ws.m_prepared && same_bits(p.time_s, ws.m_items_time) &&
+        same_bits(p.static_bytes, ws.m_items_static) && same_bits(p.act_bytes, ws.m_items_act) &&
+        same_bits(p.transient_bytes, ws.m_items_transient)) {
+      return;
+    }
+    ws.m_prepared = false;
+    build_prefix(p, ws);
+    ws.m_items_time = p.time_s;
+    ws.m_items_static = p.static_bytes;
+    ws.m_items_act = p.act_bytes;
+    ws.m_items_transient = p.transient_bytes;
+    ws.m_prepared = true;
+  }
+
+  static void build_prefix(const PartitionProblem& p, PartitionWorkspace& ws) {
     const auto n = static_cast<int>(p.time_s.size());
     ws.m_prefix_time.resize(n + 1);
     ws.m_prefix_static.resize(n + 1);
@@ -426,7 +448,8 @@ struct PartitionKernels {
   // finds none, the limit grows by a doubling step; once the limit covers every interval the
   // band is everything and the pass is the plain O(L·S) DP. Cost O(L + S·w) per pass for a band
   // of w items, O(L·S) at worst.
-  static const Partition& fast(const PartitionProblem& p, PartitionWorkspace& ws) {
+  static const Partition& fast(const PartitionProblem& p, PartitionWorkspace& ws,
+                               double first_limit = 0.0) {
     validate_shape(p);
     prepare(p, ws);
     Partition& result = ws.m_result;
@@ -486,6 +509,11 @@ struct PartitionKernels {
         limit = std::max(limit, (pt[l] + comm_head) / s);
       }
     }
+    // A caller's guess (docs/performance.md "Partition first limit"): any value gives the same
+    // result, since a pass succeeds exactly when its limit is at or above the optimum and the
+    // canonical partition then lies in its band; a guess at or above the optimum (the bottleneck
+    // of a known feasible partition) saves the passes below it.
+    if (first_limit > limit) limit = first_limit;
     const double everything = total + comm_max;  // >= every stage time
     double step = total / n;
     double optimum = kInf;
@@ -738,8 +766,17 @@ struct PartitionKernels {
   }
 
   static Partition evaluate(const PartitionProblem& p, const std::vector<int>& bounds) {
-    validate_partition_problem(p);
-    Partition result;
+    PartitionWorkspace ws;
+    return evaluate(p, bounds, ws);
+  }
+
+  // prepare() checks the per-item values (as validate_partition_problem() would).
+  static const Partition& evaluate(const PartitionProblem& p, const std::vector<int>& bounds,
+                                   PartitionWorkspace& ws) {
+    validate_shape(p);
+    prepare(p, ws);  // first: a malformed problem throws whatever the bounds
+    Partition& result = ws.m_result;
+    reset(result);
     result.bounds = bounds;
     const auto n = static_cast<int>(p.time_s.size());
     const int stages = p.stages;
@@ -750,8 +787,6 @@ struct PartitionKernels {
     for (int stage = 0; stage < stages; ++stage) {
       if (bounds[stage] >= bounds[stage + 1]) return result;
     }
-    PartitionWorkspace ws;
-    prepare(p, ws);
     double worst = 0.0;
     bool fits = true;
     for (int stage = 0; stage < stages; ++stage) {
@@ -774,6 +809,11 @@ Partition partition_reference(const PartitionProblem& problem) {
 
 const Partition& partition_fast(const PartitionProblem& problem, PartitionWorkspace& workspace) {
   return detail::PartitionKernels::fast(problem, workspace);
+}
+
+const Partition& partition_fast(const PartitionProblem& problem, PartitionWorkspace& workspace,
+                                double first_limit) {
+  return detail::PartitionKernels::fast(problem, workspace, first_limit);
 }
 
 Partition partition_fast(const PartitionProblem& problem) {
@@ -805,6 +845,11 @@ double stage_time(const PartitionProblem& problem, int stage, int first_item, in
 
 Partition evaluate_partition(const PartitionProblem& problem, const std::vector<int>& bounds) {
   return detail::PartitionKernels::evaluate(problem, bounds);
+}
+
+const Partition& evaluate_partition(const PartitionProblem& problem, const std::vector<int>& bounds,
+                                    PartitionWorkspace& workspace) {
+  return detail::PartitionKernels::evaluate(problem, bounds, workspace);
 }
 
 PartialRecomputePartition partition_partial_recompute(const PartitionProblem& problem,

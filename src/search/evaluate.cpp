@@ -445,8 +445,15 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     PartitionProblem& relaxed = I.part_relaxed;
     relaxed = pp;
     relaxed.capacity_bytes = std::numeric_limits<double>::infinity();
-    I.relaxed_bounds = I.opt.reference_partitioner ? partition_reference(relaxed).bounds
-                                                   : partition_fast(relaxed, I.relaxed_ws).bounds;
+    if (I.opt.reference_partitioner) {
+      I.relaxed_bounds = partition_reference(relaxed).bounds;
+    } else {
+      // The previous time-optimal cuts, evaluated on this problem, bound its optimum from
+      // above: a first limit that usually saves a pass (docs/performance.md).
+      const Partition& prev = evaluate_partition(relaxed, I.relaxed_bounds, I.relaxed_ws);
+      const double first_limit = prev.feasible ? prev.bottleneck_s : 0.0;
+      I.relaxed_bounds = partition_fast(relaxed, I.relaxed_ws, first_limit).bounds;
+    }
     I.relaxed_valid = memo;
     I.relaxed_S = S;
     I.relaxed_time = pp.time_s;
@@ -645,7 +652,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     // among the feasible ones), so the DP is skipped.
     const std::vector<int>& rb = relaxed_bounds();
     if ((!partial || c.recompute_num_layers < 0) && !I.opt.reference_partitioner &&
-        evaluate_partition(pp, rb).feasible) {
+        evaluate_partition(pp, rb, I.part_ws).feasible) {
       bounds = rb;  // partial, fewest that fit: nothing needs recomputing
     } else if (partial && [&] {
                  const PartialRecomputePartition pr = partition_partial_recompute(pp, prc);
