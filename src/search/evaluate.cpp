@@ -40,13 +40,11 @@ struct Evaluator::Impl {
   ScheduleInput sched;
   SimWorkspace sim_ws;
   ScheduleResult sim;
-  std::vector<double> hop_s;  // per virtual-stage boundary
-  PartitionProblem part_relaxed;
+  std::vector<double> hop_s;          // per virtual-stage boundary
   PartitionProblem part_budget;       // interleaved fallback with per-chunk budgets
   PartialRecompute partial;           // partial recomputation of the current candidate
   std::vector<int> stage_recomputed;  // per stage: layers recomputed (partial recomputation)
   std::vector<double> chunk_need, dev_need;
-  PartitionWorkspace relaxed_ws;
   // Memo of the time-optimal partition without a memory limit, keyed by what it
   // depends on (stage count, item times, per-stage p2p): consecutive candidates that
   // differ only in ZeRO stage, DP or memory share it.
@@ -442,17 +440,24 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     if (memo && I.relaxed_valid && I.relaxed_S == S && I.relaxed_time == pp.time_s &&
         I.relaxed_comm == pp.comm_s)
       return I.relaxed_bounds;
-    PartitionProblem& relaxed = I.part_relaxed;
-    relaxed = pp;
+    // The problem itself with an infinite capacity for the time of the call (no copy).
+    PartitionProblem& relaxed = pp;
+    struct Restore {
+      PartitionProblem& p;
+      double capacity;
+      ~Restore() { p.capacity_bytes = capacity; }
+    } restore{pp, pp.capacity_bytes};
     relaxed.capacity_bytes = std::numeric_limits<double>::infinity();
     if (I.opt.reference_partitioner) {
       I.relaxed_bounds = partition_reference(relaxed).bounds;
     } else {
       // The previous time-optimal cuts, evaluated on this problem, bound its optimum from
       // above: a first limit that usually saves a pass (docs/performance.md).
-      const Partition& prev = evaluate_partition(relaxed, I.relaxed_bounds, I.relaxed_ws);
+      // One workspace with the memory-aware DP: the items are the same, so their prefix sums
+      // are built once per candidate.
+      const Partition& prev = evaluate_partition(relaxed, I.relaxed_bounds, I.part_ws);
       const double first_limit = prev.feasible ? prev.bottleneck_s : 0.0;
-      I.relaxed_bounds = partition_fast(relaxed, I.relaxed_ws, first_limit).bounds;
+      I.relaxed_bounds = partition_fast(relaxed, I.part_ws, first_limit).bounds;
     }
     I.relaxed_valid = memo;
     I.relaxed_S = S;
