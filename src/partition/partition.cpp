@@ -252,6 +252,26 @@ struct PartitionKernels {
                      transient_max(p, ws, i, j), p.extra_bytes[stage]);
   }
 
+  // memory() with the transient representation fixed at compile time (band_dp's inner loops):
+  // the same value, without the switch on every call.
+  template <int Mode>
+  static double memory_in(const PartitionProblem& p, const PartitionWorkspace& ws, int stage, int i,
+                          int j) {
+    double tr = 0.0;
+    if constexpr (Mode == kTransientSingle) {
+      tr = (i <= ws.m_transient_item && ws.m_transient_item < j)
+               ? p.transient_bytes[ws.m_transient_item]
+               : 0.0;
+    } else if constexpr (Mode == kTransientTable) {
+      const auto n = static_cast<int>(p.time_s.size());
+      const int k = floor_log2(static_cast<unsigned>(j - i));
+      const double* level = ws.m_transient_table.data() + static_cast<std::size_t>(k) * n;
+      tr = std::max(level[i], level[j - (1 << k)]);
+    }
+    return memory_of(ws.m_prefix_static.data(), ws.m_prefix_act.data(), i, j, p.in_flight[stage],
+                     tr, p.extra_bytes[stage]);
+  }
+
   // Canonical backtrack (latest cuts, see the header) through the banded DP table of the last
   // band_dp() call: row s holds D'[s][i] for i in [band_lo[s], band_hi[s]]. For each stage it
   // takes the largest split point in the band with D' <= optimum. The split points that fit the
@@ -351,6 +371,18 @@ struct PartitionKernels {
   // Every value is a min/max over doubles the reference DP also compares, so the result is
   // bit-identical to partition_reference().
   static double band_dp(const PartitionProblem& p, PartitionWorkspace& ws, double limit) {
+    switch (ws.m_transient_mode) {
+      case kTransientNone:
+        return band_dp_in<kTransientNone>(p, ws, limit);
+      case kTransientSingle:
+        return band_dp_in<kTransientSingle>(p, ws, limit);
+      default:
+        return band_dp_in<kTransientTable>(p, ws, limit);
+    }
+  }
+
+  template <int Mode>
+  static double band_dp_in(const PartitionProblem& p, PartitionWorkspace& ws, double limit) {
     const auto n = static_cast<int>(p.time_s.size());
     const int stages = p.stages;
     const std::size_t stride = static_cast<std::size_t>(n) + 1;
@@ -367,7 +399,7 @@ struct PartitionKernels {
       const int stage = s - 1;
       const double comm = p.comm_s[stage];
       r = gallop_forward(r, n, [&](int j) {
-        return time_of(pt, r, j, comm) <= limit && memory(p, ws, stage, r, j) <= cap;
+        return time_of(pt, r, j, comm) <= limit && memory_in<Mode>(p, ws, stage, r, j) <= cap;
       });
       band_hi[s] = std::min(r, n - (stages - s));
     }
@@ -377,7 +409,7 @@ struct PartitionKernels {
     for (int s = stages - 1, l = n; s >= 1; --s) {
       const double comm = p.comm_s[s];
       l = gallop_backward(l, [&](int i) {
-        return time_of(pt, i, l, comm) <= limit && memory(p, ws, s, i, l) <= cap;
+        return time_of(pt, i, l, comm) <= limit && memory_in<Mode>(p, ws, s, i, l) <= cap;
       });
       band_lo[s] = std::max(l, s);
       if (band_lo[s] > band_hi[s]) return kInf;
@@ -404,7 +436,7 @@ struct PartitionKernels {
       int cross = 0;  // queue position of the first split point with D >= T
       bool any = false;
       for (int j = band_lo[s]; j <= band_hi[s]; ++j) {
-        while (lo < j && memory(p, ws, stage, lo, j) > cap) ++lo;
+        while (lo < j && memory_in<Mode>(p, ws, stage, lo, j) > cap) ++lo;
         for (const int last = std::min(j - 1, i_last); next <= last; ++next) {
           const double d = prev[next];
           if (!(d < kInf)) continue;
@@ -435,7 +467,7 @@ struct PartitionKernels {
     double optimum = kInf;
     for (int i = std::min(n - 1, band_hi[stage]); i >= band_lo[stage]; --i) {
       const double t = time_of(pt, i, n, comm);
-      if (t >= optimum || memory(p, ws, stage, i, n) > cap) break;
+      if (t >= optimum || memory_in<Mode>(p, ws, stage, i, n) > cap) break;
       optimum = std::min(optimum, std::max(prev[i], t));
     }
     return optimum;

@@ -495,7 +495,10 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
 
   ScheduleInput& si = I.sched;
   auto place = [&](const std::vector<int>& bounds, double* peak, int* peak_rank) -> bool {
-    auto fill = [&](std::vector<double>& x) { x.assign(P, 0.0); };
+    auto fill = [&](std::vector<double>& x) {  // = assign(P, 0.0), inlined
+      x.resize(P);
+      std::fill(x.begin(), x.end(), 0.0);
+    };
     fill(I.dev_static);
     fill(I.dev_transient);
     fill(I.dev_params);
@@ -522,11 +525,10 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     si.microbatches = M;
     si.mode = blocking ? P2PMode::kBlocking : P2PMode::kAsync;
     const int SV = dual ? 2 * S : S;  // DualPipe: stage s again as vs = S + s on device P−1−s
-    si.fwd_s.assign(SV, 0.0);
-    si.bwd_s.assign(SV, 0.0);
-    si.wgt_s.assign(SV, 0.0);
-    si.act_bytes.assign(SV, 0.0);
-    si.wkeep_bytes.assign(SV, 0.0);
+    for (auto* x : {&si.fwd_s, &si.bwd_s, &si.wgt_s, &si.act_bytes, &si.wkeep_bytes}) {
+      x->resize(SV);  // = assign(SV, 0.0), inlined
+      std::fill(x->begin(), x->end(), 0.0);
+    }
     si.p2p_s = I.hop_s;
     if (dual) {  // the reverse direction's hop S+s → S+s+1 joins devices P−1−s and P−2−s
       si.p2p_s.assign(SV - 1, 0.0);
