@@ -9,6 +9,7 @@
 #include "ppsearch/cost/items.hpp"
 #include "ppsearch/cost/moe.hpp"
 #include "ppsearch/partition/partition.hpp"
+#include "ppsearch/partition/relaxed_memo.hpp"
 #include "ppsearch/schedule/pipeline_schedule.hpp"
 #include "ppsearch/schedule/schedule_order.hpp"
 #include "ppsearch/schedule/sim_cache.hpp"
@@ -48,10 +49,10 @@ struct Evaluator::Impl {
   // Memo of the time-optimal partition without a memory limit, keyed by what it
   // depends on (stage count, item times, per-stage p2p): consecutive candidates that
   // differ only in ZeRO stage, DP or memory share it.
-  bool relaxed_valid = false;
-  int relaxed_S = 0;
-  std::vector<double> relaxed_time, relaxed_comm;
-  std::vector<int> relaxed_bounds;
+  // (The last 16 such partitions: candidates a few places apart often repeat one,
+  // docs/performance.md "Relaxed partition memo".)
+  RelaxedPartitionMemo relaxed_memo;
+  std::vector<int> relaxed_bounds;  // the last answer
   // Memo of recent schedule simulations, keyed by their whole input (docs/performance.md
   // "Simulation memo").
   SimulationCache sim_cache;
@@ -437,9 +438,12 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   // memory arrays play no part, so it depends only on S, the item times and c_σ.
   auto relaxed_bounds = [&]() -> const std::vector<int>& {
     const bool memo = !I.opt.reference_partitioner;
-    if (memo && I.relaxed_valid && I.relaxed_S == S && I.relaxed_time == pp.time_s &&
-        I.relaxed_comm == pp.comm_s)
-      return I.relaxed_bounds;
+    if (memo) {
+      if (const std::vector<int>* hit = I.relaxed_memo.find(pp)) {
+        I.relaxed_bounds = *hit;
+        return I.relaxed_bounds;
+      }
+    }
     // The problem itself with an infinite capacity for the time of the call (no copy).
     PartitionProblem& relaxed = pp;
     struct Restore {
@@ -459,10 +463,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       const double first_limit = prev.feasible ? prev.bottleneck_s : 0.0;
       I.relaxed_bounds = partition_fast(relaxed, I.part_ws, first_limit).bounds;
     }
-    I.relaxed_valid = memo;
-    I.relaxed_S = S;
-    I.relaxed_time = pp.time_s;
-    I.relaxed_comm = pp.comm_s;
+    if (memo) I.relaxed_memo.insert(pp, I.relaxed_bounds);
     return I.relaxed_bounds;
   };
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ppsearch/partition/partition.hpp"
+#include "ppsearch/partition/relaxed_memo.hpp"
 
 namespace ppsearch {
 namespace {
@@ -173,6 +174,81 @@ TEST(PartitionReuse, EvaluatePartitionWithWorkspaceMatchesAndValidates) {
   bad.act_bytes[n / 2] = std::numeric_limits<double>::quiet_NaN();
   EXPECT_THROW(partition_fast(bad, ws), std::invalid_argument);
   expect_identical(partition_fast(p, ws), partition_fast(p), "after the throws");
+}
+
+// The time-optimal partition without a memory limit, as the evaluator computes it.
+Partition relaxed(PartitionProblem p) {
+  p.capacity_bytes = kInf;
+  return partition_fast(p);
+}
+
+// RelaxedPartitionMemo: keyed by stages, time_s and comm_s bit for bit; whatever else differs
+// (memory vectors, capacity) gives the same time-optimal partition, which the memo returns.
+TEST(PartitionReuse, RelaxedMemoKeysOnStagesTimesAndComm) {
+  std::mt19937_64 rng(17);
+  int hits = 0;
+  for (int t = 0; t < 200; ++t) {
+    PartitionProblem p = random_problem(rng);
+    const int n = static_cast<int>(p.time_s.size());
+    RelaxedPartitionMemo memo;
+    ASSERT_EQ(memo.find(p), nullptr);
+    const Partition base = relaxed(p);
+    ASSERT_TRUE(base.feasible);
+    memo.insert(p, base.bounds);
+    const std::vector<int>* hit = memo.find(p);
+    ASSERT_NE(hit, nullptr);
+    EXPECT_EQ(*hit, base.bounds);
+    // Not in the key: memory vectors and capacity. The stored answer is right for them.
+    PartitionProblem q = p;
+    q.static_bytes[rng() % n] *= 3.0;
+    q.act_bytes[rng() % n] *= 2.0;
+    q.transient_bytes[rng() % n] += 1.0;
+    q.in_flight[0] += 2.0;
+    q.extra_bytes.back() *= 4.0;
+    q.capacity_bytes = 1.0;
+    hit = memo.find(q);
+    ASSERT_NE(hit, nullptr);
+    EXPECT_EQ(*hit, relaxed(q).bounds);
+    hits += 2;
+    // In the key: one ulp of any time or comm entry, or the stage count.
+    PartitionProblem r = p;
+    double& x = r.time_s[rng() % n];
+    x = std::nextafter(x, kInf);
+    EXPECT_EQ(memo.find(r), nullptr) << "time_s";
+    r = p;
+    double& c = r.comm_s[rng() % r.comm_s.size()];
+    c = std::nextafter(c, kInf);
+    EXPECT_EQ(memo.find(r), nullptr) << "comm_s";
+    if (p.stages > 1) {
+      r = p;
+      --r.stages;
+      r.in_flight.pop_back();
+      r.extra_bytes.pop_back();
+      r.comm_s.pop_back();
+      EXPECT_EQ(memo.find(r), nullptr) << "stages";
+    }
+    EXPECT_EQ(memo.hits(), 2u);
+  }
+  EXPECT_EQ(hits, 400);
+}
+
+TEST(PartitionReuse, RelaxedMemoEvictsTheLeastRecentlyUsed) {
+  std::mt19937_64 rng(23);
+  const PartitionProblem a = random_problem(rng), b = random_problem(rng), c = random_problem(rng);
+  RelaxedPartitionMemo memo(2);
+  memo.insert(a, relaxed(a).bounds);
+  memo.insert(b, relaxed(b).bounds);
+  ASSERT_NE(memo.find(a), nullptr);   // a is now the most recent
+  memo.insert(c, relaxed(c).bounds);  // evicts b
+  EXPECT_EQ(memo.size(), 2u);
+  EXPECT_EQ(memo.find(b), nullptr);
+  ASSERT_NE(memo.find(a), nullptr);
+  EXPECT_EQ(*memo.find(a), relaxed(a).bounds);
+  ASSERT_NE(memo.find(c), nullptr);
+  EXPECT_EQ(*memo.find(c), relaxed(c).bounds);
+  RelaxedPartitionMemo off(0);
+  off.insert(a, relaxed(a).bounds);
+  EXPECT_EQ(off.find(a), nullptr);
 }
 
 }  // namespace

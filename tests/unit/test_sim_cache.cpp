@@ -229,10 +229,11 @@ TEST(SimulationCache, CapacityZeroAlwaysSimulates) {
   EXPECT_EQ(cache.hits(), 0u);
 }
 
-// The Evaluator's memo in a real sweep: every candidate of an enumeration, evaluated in order by
+// The Evaluator's memos (simulations, time-optimal partitions, partition workspace) in a real
+// sweep: every candidate of an enumeration, evaluated in order by
 // one Evaluator (memo warm, hits from candidates several places back), gives bit for bit what a
 // fresh Evaluator gives (memo empty).
-TEST(SimulationCache, ReusedEvaluatorEqualsFreshOnEnumeration) {
+TEST(EvaluatorMemos, ReusedEvaluatorEqualsFreshOnEnumeration) {
   Problem p = test::llama70b_h200();
   p.gpus = {64};
   const Enumeration en = enumerate_candidates(p);
