@@ -80,6 +80,8 @@ struct Evaluator::Impl {
       : pb(p),
         opt(o),
         links(effective_links(p.cluster)),
+        relaxed_memo(o.memo ? RelaxedPartitionMemo::kDefaultCapacity : 0),
+        sim_cache(o.memo ? SimulationCache::kDefaultCapacity : 0),
         eff(stack_costs(p)),
         moe(is_moe(p.model) || is_mla(p.model)),
         n_dense(dense_layer_count(p.model)) {

@@ -232,18 +232,22 @@ TEST(SimulationCache, CapacityZeroAlwaysSimulates) {
 // The Evaluator's memos (simulations, time-optimal partitions, partition workspace) in a real
 // sweep: every candidate of an enumeration, evaluated in order by
 // one Evaluator (memo warm, hits from candidates several places back), gives bit for bit what a
-// fresh Evaluator gives (memo empty).
+// fresh Evaluator gives (memo empty) and what one with EvalOptions::memo off gives.
 TEST(EvaluatorMemos, ReusedEvaluatorEqualsFreshOnEnumeration) {
   Problem p = test::llama70b_h200();
   p.gpus = {64};
   const Enumeration en = enumerate_candidates(p);
   ASSERT_GT(en.candidates.size(), 1000u);
   Evaluator reused(p);
+  EvalOptions no_memo;
+  no_memo.memo = false;
+  Evaluator off(p, no_memo);
   std::size_t feasible = 0;
   for (std::size_t i = 0; i < en.candidates.size(); ++i) {
     const Candidate& c = en.candidates[i];
     const Evaluation a = reused.evaluate(c);
-    const Evaluation b = evaluate(p, c);
+    // A fresh Evaluator (memos empty) every other candidate, the one without memos otherwise.
+    const Evaluation b = i % 2 ? evaluate(p, c) : off.evaluate(c);
     SCOPED_TRACE("candidate " + std::to_string(i));
     ASSERT_EQ(a.feasible, b.feasible);
     ASSERT_EQ(a.reason, b.reason);
