@@ -901,6 +901,49 @@ TEST(ValidateRun, PrecheckReasons) {
   EXPECT_EQ(precheck_run(f), "model not fully stated (empty: ffn_hidden_size, vocab_size)");
 }
 
+// The precision column selects the FP8 recipe (docs/interface.md, docs/precision.md): fp8 and
+// fp8-delayed are delayed scaling, fp8-cs current scaling, fp8-mx MXFP8; on a nemo* stack every
+// FP8 value but plain fp8 also sets FP8 primary weights and bf16 main gradients (the performance
+// recipes' fp8_params / fp8_param_gather), which the fp8-delayed rows of runs-public.csv rely on.
+TEST(ValidateRun, PrecisionColumnSelectsTheFp8RecipeAndPrimaryWeights) {
+  Problem base = test::gpt175b_a100();     // stands in for a loaded preset
+  base.gpu.peak_fp8_flop_per_s = 1979e12;  // with FP8 and MXFP8 tensor cores
+  base.gpu.mxfp8 = true;
+  base.training.grad_reduce_in_fp32 = true;
+  struct Case {
+    const char* precision;
+    const char* stack;
+    const char* want;
+    Fp8Recipe recipe;
+    bool primary_fp8;
+  };
+  const Case cases[] = {
+      {"fp8", "nemo-24.x", "fp8", Fp8Recipe::kDelayed, false},
+      {"fp8-delayed", "nemo-24.x", "fp8", Fp8Recipe::kDelayed, true},
+      {"fp8-delayed", "nemo-25.x", "fp8", Fp8Recipe::kDelayed, true},
+      {"fp8-cs", "nemo-25.x", "fp8", Fp8Recipe::kCurrent, true},
+      {"fp8-mx", "nemo-25.x", "fp8", Fp8Recipe::kMxfp8, true},
+      {"fp8-cs", "torchtitan-2024", "fp8", Fp8Recipe::kCurrent, false},
+      {"fp8-delayed", "megatron-core", "fp8", Fp8Recipe::kDelayed, false},
+      {"bf16", "nemo-24.x", "bf16", Fp8Recipe::kDelayed, false},
+  };
+  const RunRecord row = public_run("dgxc-v25.01-llama31-70b-fp8-64");
+  const GpuMapping gpu = map_gpu(row.gpu);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.precision) + " / " + c.stack);
+    RunRecord r = row;
+    r.precision = c.precision;
+    r.stack = c.stack;
+    Problem p = base;
+    std::string why;
+    ASSERT_TRUE(apply_run_to_problem(r, gpu, &p, &why)) << why;
+    EXPECT_EQ(p.training.precision, c.want);
+    EXPECT_EQ(p.training.fp8_recipe, c.recipe);
+    EXPECT_EQ(p.training.fp8_param_gather, c.primary_fp8);
+    EXPECT_EQ(p.training.grad_reduce_in_fp32, !c.primary_fp8);
+  }
+}
+
 TEST(ValidateRun, RowOverridesTheLoadedProblem) {
   Problem p = test::gpt175b_a100();  // stands in for the loaded cluster preset
   p.cluster.gpus_per_node = 4;       // a preset with 4-GPU trays
