@@ -153,6 +153,10 @@ double in_flight(Schedule s, int stage, int P, int v, int M, double wkeep_ratio)
       // DualPipe: PP+1 micro-batches' activations per device over its two stages (DeepSeek-V3
       // report §3.2.1, Table 2); the partitioner sees one stage standing for the device.
       return std::min(P + 1, M);
+    case Schedule::kZBH2:
+      // ZB-H2 (Zero Bubble ICLR'24 §2.2): 2(P−σ)−1 warm-up forwards in flight, plus the W
+      // states of the at most 2σ deferred Ws (schedule_order.cpp); stage 0: (2P−1)·M_B.
+      return std::min(2 * (P - sigma) - 1, M) + std::min(2 * sigma, M) * wkeep_ratio;
   }
   return M;
 }

@@ -25,8 +25,10 @@ enum class Schedule : std::uint8_t {
   // ZB-V and DualPipe schedules (docs/algorithms.md §2): appended, values stay in step.
   kZBV = 4,
   kDualPipe = 5,
+  // ZB-H2 schedule (docs/algorithms.md §2): appended, value in step with ScheduleKind::kZBH2.
+  kZBH2 = 6,
 };
-inline constexpr int kNumSchedules = 6;
+inline constexpr int kNumSchedules = 7;
 inline constexpr int kNumRecompute = 3;
 
 const char* to_string(Recompute);
