@@ -81,7 +81,7 @@ struct Evaluator::Impl {
         opt(o),
         links(effective_links(p.cluster)),
         eff(stack_costs(p)),
-        moe(is_moe(p.model) || is_mla(p.model)),
+        moe(is_moe(p.model) || is_mla(p.model) || has_attention_window(p.model)),
         n_dense(dense_layer_count(p.model)) {
     if (moe) attn_pb = attention_only_problem(eff);
   }
