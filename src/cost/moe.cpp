@@ -398,8 +398,6 @@ MoeItems moe_items(const Problem& pb, const Candidate& c, const Links& links,
   }
   out.a2a_s = a2a;
   const double ep_fwd_all = 2 * a2a + etp_comm, ep_bwd_all = 2 * a2a + etp_comm;
-  const double hide = 1.0 - tr.moe_a2a_overlap;
-  const double ep_fwd = ep_fwd_all * hide, ep_bwd = ep_bwd_all * hide;
 
   // The shared experts' FP8 casts: FC2's input and FC1's output gradient, their weights once
   // per step. The h-wide ones (FC1's input, FC2's output gradient) the attention-only layer of
@@ -412,6 +410,17 @@ MoeItems moe_items(const Problem& pb, const Candidate& c, const Links& links,
   const double fwd_c = router_fwd + g_fwd + ew_fwd + cast_fwd + s_fwd;
   const double bwd_c = router_dgrad + g_dgrad + ew_bwd + cast_bwd + s_dgrad;
   const double wgt_c = router_wgrad + g_wgrad + s_wgrad;
+  // training.moe_a2a_overlap hides that share of the all-to-all behind compute running at the
+  // same time: another micro-batch's layer in Megatron-Core's EP overlap, which merges the
+  // forward of one micro-batch with the backward of the previous (--overlap-moe-expert-parallel-
+  // comm, Megatron-Core MoE README "EP A2A Overlap"; DualPipe, DeepSeek-V3 §3.2.1). No more can
+  // hide than that layer's compute (attention part and expert part, forward and backward).
+  const double a2a_all = ep_fwd_all + ep_bwd_all;
+  const double layer_compute = L.compute_s + fwd_c + bwd_c + wgt_c;
+  const double hidden_share =
+      a2a_all > 0 ? tr.moe_a2a_overlap * std::min(a2a_all, layer_compute) / a2a_all : 0.0;
+  const double ep_fwd = ep_fwd_all * (1.0 - hidden_share);
+  const double ep_bwd = ep_bwd_all * (1.0 - hidden_share);
   L.fwd_s += fwd_c + ep_fwd;
   L.bwd_s += bwd_c + ep_bwd + (full ? fwd_c + ep_fwd : 0.0);
   L.wgt_s += wgt_c;

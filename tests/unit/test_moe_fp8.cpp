@@ -1,6 +1,9 @@
 // FP8 in the expert part of a MoE layer (docs/moe.md "FP8 in the experts", docs/precision.md):
-// the quantisation passes of the routed-expert GEMMs and the FP8 weight copies, by closed form.
+// the quantisation passes of the routed-expert GEMMs and the FP8 weight copies, by closed form;
+// and the all-to-all overlap capped by the layer's compute (docs/moe.md "Costs of a MoE layer").
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "../support/builders.hpp"
 #include "ppsearch/cost/comm.hpp"
@@ -91,6 +94,40 @@ TEST(MoeFp8, ExpertWeightsGetTheirFp8CopiesAndSavedInputsShrink) {
   const double ovh = bf.gpu.activation_overhead;
   EXPECT_NEAR((b16.moe.act_bytes - b16.attn.act_bytes) - (f8.moe.act_bytes - f8.attn.act_bytes),
               rows * (2048 + 768) * ovh, 1.0);
+}
+
+}  // namespace
+}  // namespace ppsearch
+
+namespace ppsearch {
+namespace {
+
+// training.moe_a2a_overlap hides at most the layer's own compute (docs/moe.md "Costs of a MoE
+// layer"): exposed = total − overlap · min(total, compute).
+TEST(MoeA2aOverlap, HidesNoMoreThanTheLayersCompute) {
+  // EP 8 inside one 8-GPU NVLink domain: the all-to-all is shorter than the compute; EP 32 over
+  // four domains on a slow NIC: longer.
+  for (int ep : {8, 32}) {
+    for (double ov : {0.0, 0.5, 1.0}) {
+      Problem p = qwen3_like(Fp8Recipe::kDelayed);
+      p.training.precision = "bf16";
+      p.cluster.network_bytes_per_s = 5e9;
+      p.training.moe_a2a_overlap = ov;
+      p.gpus = {32};
+      Candidate c = make_candidate(p, 1, 1, 32, 1, Schedule::k1F1B, Recompute::kNone, 0, 1);
+      c.ep = ep;
+      const ItemCost L = parts(p, c).moe;
+      const double total = L.ep_total_s, compute = L.compute_s;
+      ASSERT_GT(total, 0.0);
+      if (ep == 8) {
+        EXPECT_LT(total, compute);
+      } else {
+        EXPECT_GT(total, compute);
+      }
+      EXPECT_NEAR(L.ep_comm_s, total - ov * std::min(total, compute), 1e-12 * total)
+          << ep << " " << ov;
+    }
+  }
 }
 
 }  // namespace
