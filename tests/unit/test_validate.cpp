@@ -1172,5 +1172,28 @@ TEST(ValidateRun, UnstatedRecomputeTakesTheLeastThatFits) {
   }
 }
 
+// Rows in the default answer's regime (docs/validation.md, "The default answer's regime"):
+// ZeRO-3 with CP > 1, SwiGLU, 8k sequences, BF16. Each step time must give back the throughput
+// its source prints: Automodel's 866.77 tokens/s/GPU, torchtitan's mean logged tps 5568.33.
+TEST(ValidateConventions, RegimeRowsReproducePrintedThroughput) {
+  struct Expect {
+    const char* id;
+    double tokens_per_s_per_gpu;
+  };
+  for (const Expect& e : {Expect{"automodel-2604-llama31-70b-fsdp32-cp2-h100", 866.77},
+                          Expect{"titan-pr1884-8b-cp2-fsdp2-steady", (5573.0 + 5550 + 5582) / 3}}) {
+    SCOPED_TRACE(e.id);
+    const RunRecord& r = public_run(e.id);
+    ASSERT_TRUE(r.measured_step_time_s.has_value());
+    EXPECT_EQ(r.zero_stage, 3);
+    EXPECT_GT(r.cp, 1);
+    EXPECT_EQ(r.seq_length, 8192);
+    EXPECT_EQ(r.precision, "bf16");
+    const double tps = static_cast<double>(r.global_batch_size) * r.seq_length /
+                       (*r.measured_step_time_s * r.gpus);
+    EXPECT_NEAR(tps / e.tokens_per_s_per_gpu, 1.0, 0.001);
+  }
+}
+
 }  // namespace
 }  // namespace ppsearch
