@@ -53,7 +53,7 @@ constexpr KeyOption kKeyOptions[] = {
     {"vpp", "search.vpp", "LIST", "model chunks per pipeline rank (1 = not interleaved), or auto"},
     {"mbs", "search.mbs", "LIST", "micro-batch sizes in sequences, or auto"},
     {"schedule", "search.schedule", "LIST",
-     "pipeline schedules from gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-v, dualpipe, or auto "
+     "pipeline schedules from gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-v, dualpipe, zb-h2, or auto "
      "(auto: the first four)"},
     {"recompute", "search.recompute", "LIST",
      "activation recompute from none, selective, full, or auto"},

@@ -19,8 +19,10 @@ namespace ppsearch::io_detail {
 // Enum names, as on the command line (docs/interface.md §1 and §3). Defined here, not taken from
 // the other modules' to_string functions, so the file format is fixed in one place. The
 // static_asserts tie the numeric values to the C++ enums.
-inline constexpr const char* kScheduleNames[] = {"gpipe", "1f1b", "interleaved-1f1b",
-                                                 "zb-h1", "zb-v", "dualpipe"};
+inline constexpr const char* kScheduleNames[] = {"gpipe", "1f1b", "interleaved-1f1b", "zb-h1",
+                                                 "zb-v", "dualpipe",
+                                                 // ZB-H2 schedule (docs/algorithms.md §2)
+                                                 "zb-h2"};
 inline constexpr const char* kRecomputeNames[] = {"none", "selective", "full"};
 inline constexpr const char* kInfeasibleNames[] = {"none", "memory", "too_few_layers", "schedule"};
 // Rank placement (docs/topology.md).
@@ -41,7 +43,8 @@ static_assert(static_cast<int>(Placement::kTpCpDpPp) == 0 &&
 static_assert(static_cast<int>(Schedule::kGPipe) == 0 && static_cast<int>(Schedule::k1F1B) == 1 &&
                   static_cast<int>(Schedule::kInterleaved1F1B) == 2 &&
                   static_cast<int>(Schedule::kZBH1) == 3 && static_cast<int>(Schedule::kZBV) == 4 &&
-                  static_cast<int>(Schedule::kDualPipe) == 5,
+                  static_cast<int>(Schedule::kDualPipe) == 5 &&
+                  static_cast<int>(Schedule::kZBH2) == 6,  // ZB-H2 schedule
               "kScheduleNames follows the Schedule values");
 static_assert(static_cast<int>(Recompute::kNone) == 0 &&
                   static_cast<int>(Recompute::kSelective) == 1 &&

@@ -23,6 +23,7 @@ constexpr ScheduleName kScheduleNames[] = {
     {ScheduleKind::kZBH1, "zb-h1"},
     {ScheduleKind::kZBV, "zb-v"},
     {ScheduleKind::kDualPipe, "dualpipe"},
+    {ScheduleKind::kZBH2, "zb-h2"},
 };
 
 std::string format_double(double x) {
@@ -81,7 +82,9 @@ bool parse_schedule(std::string_view name, ScheduleKind* kind) {
   return false;
 }
 
-const char* schedule_names() { return "gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-v, dualpipe"; }
+const char* schedule_names() {
+  return "gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-v, dualpipe, zb-h2";
+}
 
 const char* to_string(P2PMode mode) {
   switch (mode) {
@@ -186,6 +189,17 @@ double closed_form_time(ScheduleKind kind, int P, int v, int M, double f, double
       // stage d in one direction or stage P−1−d in the other): M(f+b+w) of work.
       // docs/algorithms.md §2.1.
       return M * (f + b + w) + (P / 2 - 1) * ((f + b + w) + (b + w) - 3 * w);
+    case ScheduleKind::kZBH2:
+      // Zero Bubble (Qi et al., ICLR'24) §2.2 and Table 2: bubble (P−1)(f+b−2w), peak memory
+      // (2P−1)·M_B, zero at f = b = w. It counts each stage from its own first forward (the
+      // parallelogram; §4's optimizer post-validation lets the next iteration fill the rest),
+      // which is what the simulator reports for ZB-H2. With this module's order it is exact when
+      // every stage completes its warm-up (M >= 2P−1) and W fits the gaps (w <= min(f, b))
+      // [derived; checked against the simulator]; docs/algorithms.md §2.1.
+      if (M < 2 * P - 1 || w > std::min(f, b)) {
+        return nan;
+      }
+      return M * (f + b + w) + (P - 1) * (f + b - 2 * w);
   }
   return nan;
 }

@@ -273,7 +273,13 @@ std::string zbv_order(int P, int M, const OrderHint& hint, std::vector<PipeOp>& 
 // "phase" p is direction p for the first half of the ranks and 1 − p for the second half;
 // h = min(r, P−1−r), H = P/2. A backward that runs with WeightGradStore enabled ("zb") is a B
 // whose W is queued and popped FIFO by a later weight step; otherwise it is a fused BW. The
-// overlapped F&B pairs of steps 4 and 5 run as their F followed by their BW.
+// overlapped F&B pairs of steps 4 and 5 run as their F followed by their BW, linked as that code
+// runs them (`_forward_backward_chunk`: both receives, one wait, both computations, both sends):
+// the F waits for the BW's input (wait_ahead 1) and is held (kLinkHold). The rest of `step`'s
+// receive and send order: step 3's W waits for the next F's input (that receive is posted before
+// `_weight_chunk` waits); in step 2 each F1 waits for the next F0's input (received ahead), the
+// other ranks send each F0 after the F1 that follows it, and the middle ranks send the last F1
+// after step 4's first F0 and that F0 after the B1 that follows it (docs/algorithms.md §2.4).
 void dualpipe_device(int r, int P, int M, std::vector<PipeOp>& out) {
   const int H = P / 2;
   const int h = std::min(r, P - 1 - r);
@@ -301,25 +307,46 @@ void dualpipe_device(int r, int P, int M, std::vector<PipeOp>& out) {
     out.push_back(wq.front());
     wq.pop_front();
   };
+  const bool middle = h == H - 1;
+  auto pair = [&] {  // the op just pushed is the F of an overlapped F&B with the next op
+    out.back().wait_ahead = 1;
+    out.back().link = kLinkHold;
+  };
   for (int i = 0; i < 2 * (H - h - 1); ++i) F(0);  // step 1: nF0
-  for (int i = 0; i < h + 1; ++i) {                // step 2: nF0F1
+  std::size_t last_f1 = 0;
+  for (int i = 0; i < h + 1; ++i) {  // step 2: nF0F1
     F(0);
+    if (!middle) out.back().link = kLinkHold;  // sent after the F1
     F(1);
+    out.back().wait_ahead = 1;  // the next F0's receive is waited for with this F1's
+    if (middle && i == h) out.back().link = kLinkHold;  // sent after step 4's first F0
+    last_f1 = out.size() - 1;
   }
   for (int i = 0; i < H - h - 1; ++i) {  // step 3: nB1W1F1 (zero bubble)
     B(1, true);
     W();
+    out.back().wait_ahead = 1;  // the F's receive is waited for before the W
     F(1);
   }
   for (int i = 0; i < N - P + h + 1; ++i) {  // step 4: nF0B1F1B0 (F&B pairs)
     F(0);
+    if (i == 0) {  // the F0 received ahead in step 2
+      out[last_f1].wait_ahead = static_cast<int>(out.size() - 1 - last_f1);
+    }
+    if (i == 0 && middle) {
+      out.back().link = kLinkHold;  // not overlapped; sent after the B1
+    } else {
+      pair();
+    }
     B(1, false);
     F(1);
+    pair();
     B(0, false);
   }
   for (int i = 0; i < H - h - 1; ++i) {  // step 5: nB1F1B0
     B(1, false);
     F(1);
+    pair();
     B(0, false);
   }
   bool zb = false;  // step 6: nB1B0, the second half with zero bubble
@@ -334,6 +361,38 @@ void dualpipe_device(int r, int P, int M, std::vector<PipeOp>& out) {
     B(0, true);
   }
   while (!wq.empty()) W();  // step 8: nW (h + 1 of them)
+}
+
+// ZB-H2 (Qi et al., ICLR'24 §2.2; docs/algorithms.md §2.1, §2.4). Stage d runs
+// min(2(P−d)−1, M) warm-up forwards: with equal F, B, W times they fill exactly the time until
+// its first input gradient arrives (stage d starts at d, the gradient of micro-batch 0 is back
+// at 2P−1−d), which doubles stage 0's activations to 2P−1 micro-batches (the paper's (2P−1)·M_B).
+// Then B, its W unless W is deferred, F; stage d keeps 2d Ws deferred, the tail of Ws that turns
+// the trapezoid into the paper's parallelogram (stage d ends 2d ops after its last B); the rest
+// are flushed at the end. Written from the paper's description, not copied from an order.
+void zbh2_device(int d, int P, int M, std::vector<PipeOp>& out) {
+  const int warmup = std::min(2 * (P - d) - 1, M);
+  const int deferred = 2 * d;
+  int next_w = 0;
+  auto backward = [&](int mb) {
+    push(out, OpKind::kB, d, mb);
+    if (mb + 1 - next_w > deferred) {
+      push(out, OpKind::kW, d, next_w++);
+    }
+  };
+  for (int mb = 0; mb < warmup; ++mb) {
+    push(out, OpKind::kF, d, mb);
+  }
+  for (int i = 0; i < M - warmup; ++i) {
+    backward(i);
+    push(out, OpKind::kF, d, warmup + i);
+  }
+  for (int i = M - warmup; i < M; ++i) {
+    backward(i);
+  }
+  while (next_w < M) {
+    push(out, OpKind::kW, d, next_w++);
+  }
 }
 
 }  // namespace
@@ -366,7 +425,7 @@ int chain_microbatches(ScheduleKind kind, int M) {
 
 bool splits_backward(ScheduleKind kind) {
   return kind == ScheduleKind::kZBH1 || kind == ScheduleKind::kZBV ||
-         kind == ScheduleKind::kDualPipe;
+         kind == ScheduleKind::kDualPipe || kind == ScheduleKind::kZBH2;
 }
 
 std::string check_shape(ScheduleKind kind, int P, int v, int M) {
@@ -441,6 +500,9 @@ std::string build_schedule_order(ScheduleKind kind, int P, int v, int M, Schedul
         break;
       case ScheduleKind::kDualPipe:
         dualpipe_device(d, P, M, order->ops);
+        break;
+      case ScheduleKind::kZBH2:
+        zbh2_device(d, P, M, order->ops);
         break;
       case ScheduleKind::kZBV:
         break;  // built above

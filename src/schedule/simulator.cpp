@@ -42,7 +42,12 @@ constexpr int kSlotF = 0;
 constexpr int kSlotB = 1;
 constexpr int kSlotW = 2;
 constexpr int kSlotBW = 3;
-constexpr int kSlots = 4;
+// Zero-time gates of PipeOp::wait_ahead (DualPipe): a compiled op that waits for the input of an
+// F (gate F) or of a B / BW (gate B) at vs, with that op's transfer lag, so that the next op on
+// the device starts no earlier.
+constexpr int kSlotGateF = 4;
+constexpr int kSlotGateB = 5;
+constexpr int kSlots = 6;
 
 int slot_kind(OpKind kind) {
   switch (kind) {
@@ -230,6 +235,10 @@ void prepare(const ScheduleInput& in, Impl& ws) {
       ws.lag[bw0 + i] = c;
     }
   }
+  for (int vs = 0; vs < V; ++vs) {  // the gates wait with the lag of the op they wait for
+    ws.lag[uz(kSlotGateF) * uz(V) + uz(vs)] = ws.lag[f0 + uz(vs)];
+    ws.lag[uz(kSlotGateB) * uz(V) + uz(vs)] = ws.lag[b0 + uz(vs)];
+  }
 }
 
 void resize_result(int P, ScheduleResult* out) {
@@ -262,6 +271,25 @@ void set_error(const std::string& message, ScheduleResult* out) {
 
 // ----- Reference: the §2.4 worklist ------------------------------------------------------------
 
+// When the input of `op` is there (its dependency's end plus the async transfer), 0 for a chain's
+// first F, −1 while the dependency has not run. For PipeOp::wait_ahead (DualPipe).
+double linked_ready(const ScheduleInput& in, const Impl& ws, const PipeOp& op) {
+  const int P = in.devices;
+  const int V = P * in.chunks;
+  const std::size_t idx = uz(op.mb) * uz(V) + uz(op.vs);
+  const int kind = slot_kind(op.kind);
+  double dep = 0;
+  if (kind == kSlotF) {
+    if (chain_first(in.kind, P, op.vs)) return 0.0;
+    dep = ws.end_f[idx - 1];
+  } else if (isb(kind)) {
+    dep = chain_last(in.kind, P, V, op.vs) ? ws.end_f[idx] : ws.end_b[idx + 1];
+  } else {
+    dep = ws.end_b[idx];
+  }
+  return dep < 0 ? -1.0 : dep + ws.lag[uz(kind) * uz(V) + uz(op.vs)];
+}
+
 void reference_worklist(const ScheduleInput& in, Impl& ws, ScheduleResult* out) {
   const int P = in.devices;
   const int V = P * in.chunks;
@@ -282,6 +310,9 @@ void reference_worklist(const ScheduleInput& in, Impl& ws, ScheduleResult* out) 
   ws.inflight.assign(uz(P), 0);
   resize_result(P, out);
 
+  // Ops linked by kLinkHold (DualPipe): per device, the end-time cell its held op writes when
+  // the next op ends (nullptr when none is held).
+  std::vector<double*> held(uz(P), nullptr);
   long long remaining = static_cast<long long>(ws.order.ops.size());
   while (remaining > 0) {
     bool progressed = false;
@@ -307,7 +338,15 @@ void reference_worklist(const ScheduleInput& in, Impl& ws, ScheduleResult* out) 
         if (has_dep && dep < 0) {
           break;
         }
-        const double ready = has_dep ? dep + ws.lag[slot] : 0.0;
+        double ready = has_dep ? dep + ws.lag[slot] : 0.0;
+        if (op.wait_ahead > 0) {
+          const double next_ready =
+              linked_ready(in, ws, ws.order.ops[uz(ws.ptr[du]) + uz(op.wait_ahead)]);
+          if (next_ready < 0) {
+            break;
+          }
+          ready = std::max(ready, next_ready);
+        }
         const double start = std::max(ws.clock[du], ready);
         const double end = start + ws.cost[slot];
         if (ws.trace != nullptr) {
@@ -315,7 +354,16 @@ void reference_worklist(const ScheduleInput& in, Impl& ws, ScheduleResult* out) 
               {op, d, start, start + ws.dur[slot], end, ready, has_dep ? dep : -1.0});
         }
         ws.clock[du] = end;
-        (kind == kSlotF ? ws.end_f : (isb(kind) ? ws.end_b : ws.end_w))[idx] = end;
+        double& cell = (kind == kSlotF ? ws.end_f : (isb(kind) ? ws.end_b : ws.end_w))[idx];
+        if (held[du] != nullptr) {
+          *held[du] = end;  // the held op's output leaves now
+          held[du] = nullptr;
+        }
+        if ((op.link & kLinkHold) != 0) {
+          held[du] = &cell;
+        } else {
+          cell = end;
+        }
         out->busy_s[du] += ws.dur[slot];
         ws.mem[du] += ws.dm[slot];
         // W-state bytes held: a split B adds its Wkeep, W frees it (the deltas of prepare()).
@@ -399,7 +447,7 @@ struct PeriodicShape {
   int ops_per_step = 2;
 };
 
-// ZB-V and DualPipe run their compiled full program (their orders are not written as one
+// ZB-V, DualPipe and ZB-H2 run their compiled full program (their orders are not written as one
 // repeated step; see build_schedule_order()).
 bool is_periodic_kind(ScheduleKind kind) {
   return kind == ScheduleKind::k1F1B || kind == ScheduleKind::kInterleaved1F1B ||
@@ -438,6 +486,7 @@ long long step_position(ScheduleKind kind, long long P, long long v, int d, long
     case ScheduleKind::kGPipe:
     case ScheduleKind::kZBV:
     case ScheduleKind::kDualPipe:
+    case ScheduleKind::kZBH2:
       break;
   }
   return (P - 1 + d) + 2 * g;
@@ -523,7 +572,25 @@ std::string compile(ScheduleKind kind, int P, int v, int M, Impl& ws, Program* p
   const int V = P * v;
   const std::size_t cells = uz(V) * uz(chain_microbatches(kind, M));
   const std::size_t n = ws.order.ops.size();
-  const int none = static_cast<int>(n);
+  std::size_t gates = 0;  // one zero-time gate per op with a wait_ahead (DualPipe)
+  for (const PipeOp& op : ws.order.ops) {
+    gates += op.wait_ahead > 0 ? 1 : 0;
+  }
+  const int none = static_cast<int>(n + gates);
+  // Program index of the op producing the input of `op`; `none` for a chain's first F, −1 while
+  // that op is not compiled yet.
+  auto dep_of = [&](const PipeOp& op) -> int {
+    const std::size_t idx = uz(op.mb) * uz(V) + uz(op.vs);
+    const int k = slot_kind(op.kind);
+    if (k == kSlotF) {
+      return chain_first(kind, P, op.vs) ? none : ws.slot_f[idx - 1];
+    }
+    if (isb(k)) {
+      return chain_last(kind, P, V, op.vs) ? ws.slot_f[idx] : ws.slot_b[idx + 1];
+    }
+    return ws.slot_b[idx];
+  };
+  std::vector<int*> held(uz(P), nullptr);  // kLinkHold: the slot entry written by the next op
   const std::size_t width = 2 * uz(v);
   ws.slot_f.assign(cells, -1);
   ws.slot_b.assign(cells, -1);
@@ -542,12 +609,13 @@ std::string compile(ScheduleKind kind, int P, int v, int M, Impl& ws, Program* p
   prog->M = M;
   prog->hint = ws.hint;
   prog->ops.clear();
-  prog->ops.reserve(n);
+  prog->ops.reserve(n + gates);
   prog->last_op.assign(uz(P), none);
   prog->last_grad.assign(uz(P), none);
   prog->peak_in_flight.assign(uz(P), 0);
-  while (prog->ops.size() < n) {
-    const std::size_t before = prog->ops.size();
+  std::size_t compiled = 0;  // order positions compiled
+  while (compiled < n) {
+    const std::size_t before = compiled;
     for (int d = 0; d < P; ++d) {
       const auto du = uz(d);
       const int stop = ws.order.begin[du + 1];
@@ -556,24 +624,37 @@ std::string compile(ScheduleKind kind, int P, int v, int M, Impl& ws, Program* p
         const PipeOp& op = ws.order.ops[uz(ws.ptr[du])];
         const std::size_t idx = uz(op.mb) * uz(V) + uz(op.vs);
         const int k = slot_kind(op.kind);
-        int dep = none;
-        if (k == kSlotF) {
-          if (!chain_first(kind, P, op.vs) && (dep = ws.slot_f[idx - 1]) < 0) {
-            break;
-          }
-        } else if (isb(k)) {
-          dep = chain_last(kind, P, V, op.vs) ? ws.slot_f[idx] : ws.slot_b[idx + 1];
-          if (dep < 0) {
-            break;
-          }
-        } else if ((dep = ws.slot_b[idx]) < 0) {
+        const int dep = dep_of(op);
+        if (dep < 0) {
           break;
+        }
+        if (op.wait_ahead > 0) {
+          // A gate on a later op's input (an F, B or BW), then the op itself.
+          const PipeOp& next = ws.order.ops[uz(ws.ptr[du]) + uz(op.wait_ahead)];
+          const int next_dep = dep_of(next);
+          if (next_dep < 0) {
+            break;
+          }
+          const int gate = isb(slot_kind(next.kind)) ? kSlotGateB : kSlotGateF;
+          const int gate_index = static_cast<int>(prog->ops.size());
+          prog->ops.push_back({prog->last_op[du], next_dep, gate * V + next.vs});
+          prog->last_op[du] = gate_index;
         }
         const int self = static_cast<int>(prog->ops.size());
         prog->ops.push_back({prog->last_op[du], dep, k * V + op.vs});
         prog->last_op[du] = self;
-        (k == kSlotF ? ws.slot_f : (isb(k) ? ws.slot_b : ws.slot_w))[idx] = self;
+        int& cell = (k == kSlotF ? ws.slot_f : (isb(k) ? ws.slot_b : ws.slot_w))[idx];
+        if (held[du] != nullptr) {
+          *held[du] = self;  // the held op's output leaves when this op ends
+          held[du] = nullptr;
+        }
+        if ((op.link & kLinkHold) != 0) {
+          held[du] = &cell;
+        } else {
+          cell = self;
+        }
         ws.pos_to_prog[uz(ws.ptr[du])] = self;
+        ++compiled;
         // Memory state: a_c in state[c], b_c in state[v + c] (chunk c = vs div P).
         const auto c = uz(op.vs / P);
         if (k == kSlotF) {
@@ -594,7 +675,7 @@ std::string compile(ScheduleKind kind, int P, int v, int M, Impl& ws, Program* p
         add_pareto(state, width, ws.frontier[du]);
       }
     }
-    if (prog->ops.size() == before) {
+    if (compiled == before) {
       return "internal error: schedule order deadlocks";
     }
   }
@@ -857,6 +938,31 @@ bool periodic_fast(const ScheduleInput& in, Impl& ws, ScheduleResult* out) {
   }
 }
 
+// ZB-H2's time is its period under the Zero Bubble paper's optimizer post-validation (ICLR'24
+// §4): the next iteration's forwards start on each stage as soon as that stage is done, so
+// consecutive iterations overlap in the fill and the drain and one iteration costs
+// max_d (last end − first start) of device d, the paper's parallelogram (§2.2). Device d's first
+// op is F(d, 0), which starts when micro-batch 0 arrives: Σ_{σ<d} (F(σ) + its send). Times are
+// made relative to each device's first start. docs/algorithms.md §2.1, §2.4.
+void post_validated_period(const ScheduleInput& in, const Impl& ws, ScheduleResult* out) {
+  if (in.kind != ScheduleKind::kZBH2 || !out->ok) {
+    return;
+  }
+  double first = 0;  // first start of device d
+  double period = 0;
+  for (int d = 0; d < in.devices; ++d) {
+    const auto du = uz(d);
+    if (d > 0) {
+      first += ws.cost[uz(d - 1)] + ws.lag[uz(d)];  // F slots: kind 0, index vs
+    }
+    // Every device's last op is a W (its Ws follow its Bs), so its last gradient op ends it.
+    out->last_grad_end_s[du] -= first;
+    period = std::max(period, out->last_grad_end_s[du]);
+  }
+  out->time_s = period;
+  finish_bubble(out);
+}
+
 }  // namespace
 
 void simulate(const ScheduleInput& in, SimWorkspace& ws, ScheduleResult* out) {
@@ -868,6 +974,7 @@ void simulate(const ScheduleInput& in, SimWorkspace& ws, ScheduleResult* out) {
   Impl& w = ws.impl();
   prepare(in, w);
   reference_worklist(in, w, out);
+  post_validated_period(in, w, out);
 }
 
 void simulate_fast(const ScheduleInput& in, SimWorkspace& ws, ScheduleResult* out) {
@@ -892,6 +999,7 @@ void simulate_fast(const ScheduleInput& in, SimWorkspace& ws, ScheduleResult* ou
     return;
   }
   run_program(*prog, w, out);
+  post_validated_period(in, w, out);
 }
 
 ScheduleResult simulate_traced(const ScheduleInput& in, std::vector<TimedOp>* ops) {
@@ -907,6 +1015,7 @@ ScheduleResult simulate_traced(const ScheduleInput& in, std::vector<TimedOp>* op
   w.trace = ops;
   prepare(in, w);
   reference_worklist(in, w, &out);
+  post_validated_period(in, w, &out);  // the trace keeps absolute times
   return out;
 }
 

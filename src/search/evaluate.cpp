@@ -153,6 +153,10 @@ double in_flight(Schedule s, int stage, int P, int v, int M, double wkeep_ratio)
       // DualPipe: PP+1 micro-batches' activations per device over its two stages (DeepSeek-V3
       // report §3.2.1, Table 2); the partitioner sees one stage standing for the device.
       return std::min(P + 1, M);
+    case Schedule::kZBH2:
+      // ZB-H2 (Zero Bubble ICLR'24 §2.2): 2(P−σ)−1 warm-up forwards in flight, plus the W
+      // states of the at most 2σ deferred Ws (schedule_order.cpp); stage 0: (2P−1)·M_B.
+      return std::min(2 * (P - sigma) - 1, M) + std::min(2 * sigma, M) * wkeep_ratio;
   }
   return M;
 }
@@ -271,7 +275,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   e.worst_rank = -1;
   e.needed_bytes = 0;
   e.headroom_bytes = pb.gpu.memory_headroom_bytes;
-  e.capacity_bytes = pb.gpu.memory_bytes - pb.gpu.memory_headroom_bytes;
+  e.capacity_bytes = pb.gpu.usable_memory_bytes() - pb.gpu.memory_headroom_bytes;
   I.bd.valid = false;
 
   const int P = c.pp, v = c.vpp, M = c.num_microbatches;
@@ -1011,11 +1015,11 @@ std::string explain(const Evaluation& e) {
     case Infeasible::kMemory:
       if (e.headroom_bytes > 0) {
         std::snprintf(buf, sizeof buf,
-                      "pipeline rank %d needs %.1f GB, the GPU has %.0f GB less %.3g GB headroom",
+                      "pipeline rank %d needs %.1f GB, the GPU has %.4g GB less %.3g GB headroom",
                       e.worst_rank, e.needed_bytes / 1e9,
                       (e.capacity_bytes + e.headroom_bytes) / 1e9, e.headroom_bytes / 1e9);
       } else {
-        std::snprintf(buf, sizeof buf, "pipeline rank %d needs %.1f GB, the GPU has %.0f GB",
+        std::snprintf(buf, sizeof buf, "pipeline rank %d needs %.1f GB, the GPU has %.4g GB",
                       e.worst_rank, e.needed_bytes / 1e9, e.capacity_bytes / 1e9);
       }
       return buf;

@@ -12,7 +12,9 @@ namespace ppsearch {
 namespace {
 
 constexpr std::array<const char*, kNumSchedules> kScheduleNames = {
-    "gpipe", "1f1b", "interleaved-1f1b", "zb-h1", "zb-v", "dualpipe"};
+    "gpipe", "1f1b", "interleaved-1f1b", "zb-h1", "zb-v", "dualpipe",
+    // ZB-H2 schedule (docs/algorithms.md §2)
+    "zb-h2"};
 constexpr std::array<const char*, kNumRecompute> kRecomputeNames = {"none", "selective", "full"};
 constexpr std::array<const char*, 2> kMlpNames = {"swiglu", "gelu"};
 constexpr std::array<const char*, 2> kAttentionFlopsNames = {"full", "causal"};

@@ -259,7 +259,7 @@ TEST(CliErrors, BadListOptions) {
             "auto\n");
   EXPECT_EQ(error_of({"--gpus", "128", "--schedule", "1f1b,zb"}),
             "ppsearch: error: --schedule: search.schedule = 1f1b,zb: a comma list of gpipe, 1f1b, "
-            "interleaved-1f1b, zb-h1, zb-v, dualpipe, or auto\n");
+            "interleaved-1f1b, zb-h1, zb-v, dualpipe, zb-h2, or auto\n");
   EXPECT_EQ(error_of({"--gpus", "128", "--sp", "yes"}),
             "ppsearch: error: --sp: search.sp = yes: a comma list of off, on, or auto\n");
   EXPECT_EQ(error_of({"--gpus", "128", "--global-batch", "0"}),

@@ -44,8 +44,8 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // ---- the contract, written out independently of the writer --------------------------------
 
-const std::vector<std::string> kScheduleNames = {"gpipe", "1f1b", "interleaved-1f1b",
-                                                 "zb-h1", "zb-v", "dualpipe"};
+const std::vector<std::string> kScheduleNames = {
+    "gpipe", "1f1b", "interleaved-1f1b", "zb-h1", "zb-v", "dualpipe", "zb-h2"};
 const std::vector<std::string> kRecomputeNames = {"none", "selective", "full"};
 const std::vector<std::string> kReasonNames = {"none", "memory", "too_few_layers", "schedule"};
 const std::vector<std::string> kPlacementNames = {"tp-cp-dp-pp", "tp-cp-pp-dp"};  // topology.md
@@ -913,7 +913,7 @@ TEST_F(ResultWriterTest, MisuseIsALogicError) {
   const std::string file = path("misuse.h5");
   auto w = make_hdf5_result_writer(file, false);
   ResultRow bad = feasible_row(8, 2, 2, 2, 0.4);
-  bad.schedule = 6;  // no such schedule name
+  bad.schedule = 7;  // no such schedule name
   EXPECT_THROW(w->write_candidates({bad}), std::logic_error);
   bad = feasible_row(8, 2, 2, 2, 0.4);
   bad.infeasible_reason = 9;

@@ -341,7 +341,7 @@ TEST(Keys, RejectsBadValuesWithTheExactMessage) {
             "a comma list of at most 256 integers in [1, 131072], or auto");
   EXPECT_EQ(issue_of("search.zero", "4").allowed, "a comma list of integers in [0, 3], or auto");
   EXPECT_EQ(issue_of("search.schedule", "1f1b,zb").allowed,
-            "a comma list of gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-v, dualpipe, or auto");
+            "a comma list of gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-v, dualpipe, zb-h2, or auto");
   EXPECT_EQ(issue_of("search.sp", "yes").allowed, "a comma list of off, on, or auto");
   EXPECT_EQ(issue_of("search.gpus", "auto").allowed,
             "a comma list of at most 10000 GPU counts in [1, 131072]");

@@ -221,9 +221,10 @@ TEST(ScheduleV, ZBVPeakActivationsEqual1F1B) {
 // DualPipe against the DeepSeek-V3 report §3.2.1, Table 2 (PP ranks, F forward chunk, B full
 // backward chunk, W weight part, F&B an overlapped pair): bubble (PP/2 − 1)(F&B + B − 3W),
 // activation memory PP + 1, parameters 2×. closed_form_time() is the table's form with F&B =
-// F + B (no overlap gain). With T_F = T_B = T_W = t the simulated order idles (PP/2 − 1)·t, half
-// the table's (PP/2 − 1)·2t [derived: the table counts the F&B pair as F + B + W where its
-// W part is deferred here, one W per pair less]; never more than the table.
+// F + B (no overlap gain). With T_F = T_B = T_W = t the simulated order idles exactly the table's
+// (PP/2 − 1)·2t: an overlapped pair starts when both its inputs are there and sends both results
+// when it ends, as deepseek-ai/DualPipe runs it (test_schedule_dualpipe.cpp checks the simulator
+// against an event model of that code for arbitrary F, B, W).
 TEST(ScheduleV, DualPipeAgainstTable2) {
   for (int P = 2; P <= 16; P += 2) {
     for (int M = 2 * P; M <= 6 * P; M += 2 * std::max(1, P / 4)) {
@@ -233,8 +234,7 @@ TEST(ScheduleV, DualPipeAgainstTable2) {
         const ScheduleResult r = run(uniform(ScheduleKind::kDualPipe, P, M, t, t, t, A));
         const double table = closed_form_time(ScheduleKind::kDualPipe, P, 2, M, t, t, t);
         EXPECT_TRUE(near_rel(M * 3 * t + (P / 2 - 1) * 2 * t, table));
-        EXPECT_TRUE(near_rel(M * 3 * t + (P / 2 - 1) * t, r.time_s));
-        EXPECT_LE(r.time_s, table + 1e-9);
+        EXPECT_TRUE(near_rel(table, r.time_s));
         for (int d = 0; d < P; ++d) {
           EXPECT_EQ(r.peak_in_flight[d], P + 1) << "d=" << d;  // Table 2: PP + 1
           EXPECT_TRUE(near_rel((P + 1) * A, r.peak_act_bytes[d])) << "d=" << d;

@@ -24,15 +24,17 @@ enum class ScheduleKind {
              ///< device in a V (device d holds virtual stages d and 2P−1−d), split B/W
   kDualPipe = 5,  ///< DualPipe (DeepSeek-V3 report §3.2.1): two pipelines in opposite
                   ///< directions, two parameter copies per device, split B/W
+  kZBH2 = 6,  ///< Zero Bubble ZB-H2 (Qi et al., ICLR'24 §2.2): split B/W, 2(P−σ)−1 warm-up
+              ///< forwards on stage σ; its time is the period under optimizer post-validation
 };
 
-/// \brief "gpipe", "1f1b", "interleaved-1f1b", "zb-h1", "zb-v" or "dualpipe".
+/// \brief "gpipe", "1f1b", "interleaved-1f1b", "zb-h1", "zb-v", "dualpipe" or "zb-h2".
 const char* to_string(ScheduleKind kind);
 /// \brief Parses a name produced by to_string(ScheduleKind). Returns false (and leaves *kind
 /// untouched) for anything else.
 bool parse_schedule(std::string_view name, ScheduleKind* kind);
 /// \brief The allowed schedule names for help texts and error messages:
-/// "gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-v, dualpipe".
+/// "gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-v, dualpipe, zb-h2".
 const char* schedule_names();
 
 /// \brief How point-to-point transfers between pipeline devices are charged (docs/algorithms.md
@@ -63,7 +65,7 @@ bool parse_p2p_mode(std::string_view name, P2PMode* mode);
 struct ScheduleInput {
   ScheduleKind kind = ScheduleKind::k1F1B;
   int devices = 1;                  ///< P >= 1
-  int chunks = 1;                   ///< v >= 1; must be 1 for GPipe, 1F1B, ZB-H1, 2 for ZB-V
+  int chunks = 1;                   ///< v >= 1; must be 1 for GPipe, 1F1B, ZB-H1, ZB-H2, 2 for ZB-V
                                     ///< and DualPipe
   int microbatches = 1;             ///< M >= 1; interleaved needs M % P == 0; DualPipe needs
                                     ///< P even, M even and M >= 2P (deepseek-ai/DualPipe)
@@ -86,7 +88,11 @@ struct ScheduleInput {
 struct ScheduleResult {
   bool ok = false;
   std::string error;                     ///< set only when ok is false
-  double time_s = 0;                     ///< makespan: the last op end over all devices
+  double time_s = 0;                     ///< makespan: the last op end over all devices.
+                                         ///< ZB-H2: the period max_d (last end − first start)
+                                         ///< of device d (ZB §4 post-validation lets the next
+                                         ///< iteration start in the fill); last_grad_end_s is
+                                         ///< then relative to each device's first start
   std::vector<double> busy_s;            ///< sum of op durations (transfer time excluded)
   std::vector<double> peak_act_bytes;    ///< peak of the running activation-bytes sum, op order
   std::vector<double> peak_wkeep_bytes;  ///< the W-state part of peak_act_bytes at that peak
@@ -160,6 +166,9 @@ void simulate_fast(const ScheduleInput& in, SimWorkspace& ws, ScheduleResult* ou
 /// - DualPipe: M(f+b+w) + (P/2−1)(F&B + B − 3W) with F&B = f+b+w (no overlap gain) and the full
 ///   backward B = b+w (DeepSeek-V3 report §3.2.1, Table 2), i.e. M(f+b+w) + (P/2−1)(f+2b−w);
 ///   needs P even and M even, M >= 2P.
+/// - ZB-H2: M(f+b+w) + (P−1)(f+b−2w) (Zero Bubble ICLR'24 §2.2, Table 2), the period of
+///   time_s, exactly when M >= 2P−1 and w <= min(f, b) [checked against the simulator]; NaN
+///   otherwise.
 /// Returns NaN for P, v or M < 1, a v the kind does not take, and M outside the kind's rule.
 double closed_form_time(ScheduleKind kind, int P, int v, int M, double f, double b, double w);
 

@@ -24,7 +24,18 @@ struct PipeOp {
   OpKind kind = OpKind::kF;
   int vs = 0;
   int mb = 0;
+  /// 0, or k > 0: the op does not start before the input of the k-th next op on its device
+  /// (an F, B or BW) is there. deepseek-ai/DualPipe posts a receive before the wait of an
+  /// earlier op: both receives of an overlapped F&B, the F's receive before a weight step, the
+  /// next F0's receive in step 2 (docs/algorithms.md §2.4). Only DualPipe sets it.
+  int wait_ahead = 0;
+  unsigned char link = 0;  ///< kLinkHold or 0 (only DualPipe sets it)
 };
+
+/// \brief PipeOp::link: the op's output leaves its device only when the next op on the device
+/// ends (deepseek-ai/DualPipe sends both results of an overlapped F&B after the pair, and sends
+/// some forwards of steps 2 and 4 one op late).
+constexpr unsigned char kLinkHold = 2;
 
 /// \brief All devices' op lists, flattened: device d runs ops[begin[d]] .. ops[begin[d+1]−1]
 /// in that order. begin has P + 1 entries.
@@ -47,7 +58,8 @@ bool chain_last(ScheduleKind kind, int P, int V, int vs);
 /// \brief Micro-batches that run through one chain: M, or M/2 for DualPipe (each direction
 /// takes half). Ops carry mb in 0..chain_microbatches()−1.
 int chain_microbatches(ScheduleKind kind, int M);
-/// \brief True for the schedules that split the backward into B and W (ZB-H1, ZB-V, DualPipe).
+/// \brief True for the schedules that split the backward into B and W (ZB-H1, ZB-V, DualPipe,
+/// ZB-H2).
 /// DualPipe also runs fused BW ops where its reference order does (deepseek-ai/DualPipe).
 bool splits_backward(ScheduleKind kind);
 
@@ -76,13 +88,20 @@ struct OrderHint {
 ///   micro-batch on chunk v−1 − (k mod Pv) div P; warm-up min(2(P−d−1) + (v−1)P, M·v).
 /// - ZB-H1: the 1F1B order with B in place of BW; right after a B, device d emits the oldest
 ///   pending W whenever more than d Ws are pending; the rest are flushed at the end.
+/// - ZB-H2: min(2(P−d)−1, M) warm-up forwards on device d, then pairs of B and F, then the
+///   remaining Bs; right after a B, device d emits the oldest pending W whenever more than 2d Ws
+///   are pending; the rest are flushed at the end (Zero Bubble ICLR'24 §2.2).
 /// - ZB-V: the order a greedy list scheduler gives for uniform chunks with the times of `hint`:
 ///   a device runs a ready B (chunk 1 first), else a ready F (chunk 1 first) if fewer than 2P of
 ///   its forwards wait for their B (1F1B's peak: P stages' worth of activations), else its
 ///   oldest pending W when that fits before the next B or F, else it waits.
 /// - DualPipe: the eight steps of deepseek-ai/DualPipe `DualPipe.step` (nF0, nF0F1, nB1W1F1,
 ///   nF0B1F1B0, nB1F1B0, nB1B0, nWB0, nW), with fused BW where that code runs the backward
-///   without deferring W.
+///   without deferring W. An overlapped F&B is its F (wait_ahead 1, kLinkHold) followed by its
+///   BW: it starts when both inputs are there and both results leave when it ends. The W of a
+///   step nB1W1F1 waits for the next F's input; each F1 of nF0F1 for the next F0's; the sends
+///   of nF0F1's F0 (other ranks) or last F1 and of nF0B1F1B0's first F0 (middle ranks) leave
+///   one op late (kLinkHold), as that code does.
 ///
 /// Returns an empty string on success, otherwise a message (P, v, M < 1, a v the kind does not
 /// take, M % P != 0 for interleaved, DualPipe with odd P, odd M or M < 2P, sizes over the

@@ -25,8 +25,10 @@ enum class Schedule : std::uint8_t {
   // ZB-V and DualPipe schedules (docs/algorithms.md §2): appended, values stay in step.
   kZBV = 4,
   kDualPipe = 5,
+  // ZB-H2 schedule (docs/algorithms.md §2): appended, value in step with ScheduleKind::kZBH2.
+  kZBH2 = 6,
 };
-inline constexpr int kNumSchedules = 6;
+inline constexpr int kNumSchedules = 7;
 inline constexpr int kNumRecompute = 3;
 
 const char* to_string(Recompute);
@@ -109,6 +111,10 @@ struct TrainingSpec {
   // Under ZeRO-3 the sharded parameters are themselves the fp32 main weights (PyTorch FSDP
   // mixed precision: fp32 shards, bf16 gathered copies), so no separate 16-bit shard is kept.
   bool fsdp_fp32_params = false;
+  // Fused cross entropy (docs/memory.md "Logits"): true when the kernel writes the logits'
+  // gradient into the logits (Transformer Engine), false when it allocates a new bf16 gradient
+  // (flash-attn's Triton kernel with inplace_backward = False, as llm-foundry runs it).
+  bool cross_entropy_inplace = true;
 };
 
 struct GpuSpec {
@@ -138,6 +144,10 @@ struct GpuSpec {
   // Share of compute throughput lost while a collective runs beside it.
   double comm_contention = 0.25;
   double kernel_overhead_s = 3e-6;  // fixed cost per non-GEMM kernel (launch, prologue, tail)
+  // Usable capacity (docs/memory.md "Capacity"): bytes the CUDA runtime reports as the device's
+  // total memory per nominal byte of memory_bytes; the fit check uses memory_bytes × this.
+  double memory_usable_factor = 1.0;
+  double usable_memory_bytes() const { return memory_bytes * memory_usable_factor; }
 };
 
 struct ClusterSpec {
