@@ -58,7 +58,7 @@ MAX_MOE_BF16_ERROR_PCT=${MAX_MOE_BF16_ERROR_PCT:-12}
 expect_rc 0 "$PPSEARCH_VALIDATE" "$SOURCE_DIR/tests/validation/runs-moe.csv" \
   --set training.grad_reduce_in_fp32=false --set training.cross_entropy_fusion=true
 # Every row is read and either modelled or judged not to fit in memory in the configuration its
-# recipe states (the H100 Qwen3-30B row, recompute none, is a few per cent over 80 GB today).
+# recipe states (the H100 Qwen3-30B row, recompute none, is a few per cent over the usable memory today).
 if "$PY" - out.txt <<'PY'
 import re, sys
 t = open(sys.argv[1]).read()
