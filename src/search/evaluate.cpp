@@ -83,7 +83,7 @@ struct Evaluator::Impl {
         relaxed_memo(o.memo ? RelaxedPartitionMemo::kDefaultCapacity : 0),
         sim_cache(o.memo ? SimulationCache::kDefaultCapacity : 0),
         eff(stack_costs(p)),
-        moe(is_moe(p.model) || is_mla(p.model)),
+        moe(is_moe(p.model) || is_mla(p.model) || has_attention_window(p.model)),
         n_dense(dense_layer_count(p.model)) {
     if (moe) attn_pb = attention_only_problem(eff);
   }
