@@ -945,7 +945,7 @@ bool periodic_fast(const ScheduleInput& in, Impl& ws, ScheduleResult* out) {
 // op is F(d, 0), which starts when micro-batch 0 arrives: Σ_{σ<d} (F(σ) + its send). Times are
 // made relative to each device's first start. docs/algorithms.md §2.1, §2.4.
 void post_validated_period(const ScheduleInput& in, const Impl& ws, ScheduleResult* out) {
-  if (in.kind != ScheduleKind::kZBH2 || !out->ok) {
+  if ((in.kind != ScheduleKind::kZBH2 && in.kind != ScheduleKind::kZBV) || !out->ok) {
     return;
   }
   double first = 0;  // first start of device d
