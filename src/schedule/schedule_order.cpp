@@ -89,12 +89,14 @@ void interleaved_device(int d, int P, int v, int M, std::vector<PipeOp>& out) {
   }
 }
 
-// ZB-V (Qi et al. 2024, arXiv 2405.15362, the V-shape building block; sail-sg README "ZBV": each
-// device holds exactly 2 chunks in a V and keeps 1F1B's activation memory; docs/algorithms.md
-// §2.4). The order is what a greedy list scheduler produces for uniform chunks with the per-chunk
-// times of `hint` (cost-aware like sail-sg `scheduler/zbv.py`, with this module's own, simpler
-// rules); the simulator then runs that order with the real per-stage times like every other
-// order. Devices are served in the order of their clocks; a device whose clock is t runs
+// ZB-V fallback, used only when the reference plan below (run_vplan) breaks one of its rules
+// (not seen on 20,000 random shapes; docs/algorithms.md §2.4). Qi et al. 2024, arXiv 2405.15362,
+// the V-shape building block; sail-sg README "ZBV": each device holds exactly 2 chunks in a V and
+// keeps 1F1B's activation memory. The order is what a greedy list scheduler produces for uniform
+// chunks with the per-chunk times of `hint` (cost-aware like sail-sg `scheduler/zbv.py`, with this
+// module's own, simpler rules); the simulator then runs that order with the real per-stage times
+// like every other order. Devices are served in the order of their clocks; a device whose clock is
+// t runs
 //   1. a B whose input gradient is there (the variant says which chunk first);
 //   2. else an F whose input is there (chunk 1, the one nearer the turn of the V, first) if the
 //      memory rule allows it;

@@ -314,10 +314,9 @@ TEST(ScheduleV, FastPathAndTraceMatchReference) {
   }
 }
 
-// ZB-V never loses to 1F1B on the same stages in the regime of transformer layers: B between F
-// and 2F (up to full recomputation), W between B/2 and B. Outside it the greedy order can lose
-// (found by sampling: P = 5, M = 27, B = 1.86 F, W = 0.55 F: 105.97 against 1F1B's 105.61;
-// docs/algorithms.md §2.4).
+// ZB-V (its post-validated period) never loses to 1F1B on the same stages in the regime of
+// transformer layers: B between F and 2F (up to full recomputation), W between B/2 and B
+// (docs/algorithms.md §2.4).
 TEST(ScheduleV, ZBVBeats1F1BForLayerLikeTimes) {
   const std::uint32_t seed = base_seed() + 15;
   std::mt19937 rng(seed);
