@@ -185,7 +185,7 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
 
   ChainCosts out;
   out.bytes_per_param = bpp.resident();
-  out.capacity_bytes = gpu.memory_bytes - gpu.memory_headroom_bytes;
+  out.capacity_bytes = gpu.usable_memory_bytes() - gpu.memory_headroom_bytes;  // docs/memory.md
   out.extra_bytes = workspace_bytes(pb, c);
   // PP p2p per hop: 2·b·s·h bytes, /t with SP or the scatter/gather optimisation (§5.4).
   out.boundary_bytes = kBf16 * m * d.h / t;
@@ -455,8 +455,14 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     // the bf16 logits to an fp32 copy, keeps it as the softmax for backward and turns it into
     // the gradient in place, which autograd casts back to bf16: 2 + 4 bytes per logit in the
     // forward and 4 + 2 in the backward, 6 at the peak. A cross entropy that works in place
-    // on the bf16 logits (training.cross_entropy_fusion) keeps 2.
-    const double per_logit = pb.training.cross_entropy_fusion ? kBf16 : kBf16 + kFp32;
+    // on the bf16 logits (training.cross_entropy_fusion) keeps 2 when it writes the gradient
+    // into them (Transformer Engine's parallel cross entropy) and 4 when the gradient is a new
+    // bf16 buffer: flash-attn's Triton cross entropy (flash_attn/ops/triton/cross_entropy.py,
+    // v2.4.2: save_for_backward(logits, ...), then dlogits = logits if inplace_backward else
+    // torch.empty_like(logits), inplace_backward = False by default).
+    const double per_logit = !pb.training.cross_entropy_fusion   ? kBf16 + kFp32
+                             : pb.training.cross_entropy_inplace ? kBf16
+                                                                 : 2.0 * kBf16;
     H.transient_bytes = per_logit * logits * act_ovh;
     // ZeRO-3: the output layer's gathered weights and unsharded gradients (the tied matrix when
     // it is shared), plus the last layer's weights prefetched for the next backward.

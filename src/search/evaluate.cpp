@@ -275,7 +275,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   e.worst_rank = -1;
   e.needed_bytes = 0;
   e.headroom_bytes = pb.gpu.memory_headroom_bytes;
-  e.capacity_bytes = pb.gpu.memory_bytes - pb.gpu.memory_headroom_bytes;
+  e.capacity_bytes = pb.gpu.usable_memory_bytes() - pb.gpu.memory_headroom_bytes;
   I.bd.valid = false;
 
   const int P = c.pp, v = c.vpp, M = c.num_microbatches;
@@ -1015,11 +1015,11 @@ std::string explain(const Evaluation& e) {
     case Infeasible::kMemory:
       if (e.headroom_bytes > 0) {
         std::snprintf(buf, sizeof buf,
-                      "pipeline rank %d needs %.1f GB, the GPU has %.0f GB less %.3g GB headroom",
+                      "pipeline rank %d needs %.1f GB, the GPU has %.4g GB less %.3g GB headroom",
                       e.worst_rank, e.needed_bytes / 1e9,
                       (e.capacity_bytes + e.headroom_bytes) / 1e9, e.headroom_bytes / 1e9);
       } else {
-        std::snprintf(buf, sizeof buf, "pipeline rank %d needs %.1f GB, the GPU has %.0f GB",
+        std::snprintf(buf, sizeof buf, "pipeline rank %d needs %.1f GB, the GPU has %.4g GB",
                       e.worst_rank, e.needed_bytes / 1e9, e.capacity_bytes / 1e9);
       }
       return buf;

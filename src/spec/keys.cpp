@@ -663,6 +663,18 @@ std::vector<KeyDef> build_table() {
   t.push_back(bool_key("training.fsdp_fp32_params", PPSEARCH_REF(bool, training.fsdp_fp32_params),
                        "under ZeRO-2/3 the sharded parameters and gradients are fp32 and are the "
                        "main weights (PyTorch FSDP mixed precision); default from training.stack"));
+  // Usable memory capacity (docs/memory.md "Capacity").
+  t.push_back(within(float_key("gpu.memory_usable_factor",
+                               PPSEARCH_REF(double, gpu.memory_usable_factor), kNoUnit, 1, false,
+                               "bytes the CUDA runtime reports as the GPU's total memory per "
+                               "nominal byte of gpu.memory_gb: a candidate fits when its peak is "
+                               "at most gpu.memory_gb times this, less the headroom"),
+                     0.5, 1.2));
+  t.push_back(bool_key("training.cross_entropy_inplace",
+                       PPSEARCH_REF(bool, training.cross_entropy_inplace),
+                       "with training.cross_entropy_fusion: the fused kernel writes the logits' "
+                       "gradient into the logits (true, Transformer Engine) or into a new bf16 "
+                       "buffer (false, flash-attn's default); default from training.stack"));
 
   for (auto& d : t) {
     if (d.allowed.empty()) d.allowed = generated_allowed(d);

@@ -79,9 +79,11 @@ constexpr StackProfile kProfiles[] = {
     // loss_fn defaults to fused_crossentropy (flash-attn's cross-entropy kernel on the bf16
     // logits, no fp32 copy: llmfoundry/models/mpt/modeling_mpt.py); Triton flash attention
     // (FlashAttention-2 era, the torchtitan-2024 scale, not fitted), eager element-wise ops.
+    // flash-attn's CrossEntropyLoss keeps inplace_backward = False (llmfoundry's
+    // FusedCrossEntropyLoss(ignore_index=-100)): the gradient is a new bf16 buffer.
     {"llmfoundry-2023", true, true, false, false, 0.7, false, true, true,
      "llm-foundry MPT benchmarks (Composer FSDP): DP overlap, fused CE, fp32 shards as main",
-     "fp32", true},
+     "fp32", true, false},
 };
 
 struct Alias {
@@ -104,7 +106,8 @@ const std::vector<std::string>& stack_keys() {
                                                  "training.cross_entropy_fusion",
                                                  "training.grad_reduce_in_fp32",
                                                  "training.optimizer_state_dtype",
-                                                 "training.fsdp_fp32_params"};
+                                                 "training.fsdp_fp32_params",
+                                                 "training.cross_entropy_inplace"};
   return kKeys;
 }
 
@@ -146,6 +149,7 @@ bool apply_stack(Problem* problem, const std::set<std::string>& explicit_keys) {
   set("training.optimizer_state_dtype", std::string(s->optimizer_state_dtype),
       t.optimizer_state_dtype);
   set("training.fsdp_fp32_params", s->fsdp_fp32_params, t.fsdp_fp32_params);
+  set("training.cross_entropy_inplace", s->cross_entropy_inplace, t.cross_entropy_inplace);
   return true;
 }
 

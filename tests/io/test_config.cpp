@@ -538,5 +538,30 @@ TEST(ConfigFiles, AnUnreadableFileIsAConfigurationError) {
   EXPECT_EQ(why_unreadable(path, kMaxIniBytes).rfind("cannot be opened: ", 0), 0u);
 }
 
+// ---- usable capacity (docs/memory.md "Capacity") ------------------------------------------------
+TEST(Presets, UsableCapacityFollowsTheMeasuredDeviceTotal) {
+  auto gpu = [](const std::string& name) {
+    LoadRequest req = with_gpus();
+    req.sets = {"cluster.gpu=" + name};
+    return load_problem(req).gpu;
+  };
+  // H100 80GB HBM3: the CUDA runtime reports 79.11 GiB = 84.94e9 bytes (vllm-project/vllm#27508).
+  // The preset keeps the datasheet's 80 GB and may not claim more than the device reports.
+  const GpuSpec h100 = gpu("h100");
+  EXPECT_EQ(h100.memory_bytes, 80e9);
+  EXPECT_GT(h100.usable_memory_bytes(), 84.5e9);
+  EXPECT_LE(h100.usable_memory_bytes(), 79.11 * 1073741824.0);
+  // Presets without a cited device total keep the nominal figure.
+  for (const char* name : {"h200", "a100-80gb", "b200", "b300", "gb200", "gb300"}) {
+    EXPECT_EQ(gpu(name).memory_usable_factor, 1.0) << name;
+  }
+  // A bad factor is refused with the key and the allowed range.
+  LoadRequest req = with_gpus();
+  req.sets = {"gpu.memory_usable_factor=2"};
+  const auto issues = issues_of(req);
+  ASSERT_EQ(issues.size(), 1U);
+  EXPECT_EQ(issues[0].message(), "--set: gpu.memory_usable_factor = 2: a number in [0.5, 1.2]");
+}
+
 }  // namespace
 }  // namespace ppsearch

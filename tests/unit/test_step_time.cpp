@@ -87,7 +87,7 @@ TEST(Stacks, ProfileSetsOnlyTheKeysNotGiven) {
   EXPECT_EQ(r.training.tp_comm_overlap, before);
   // Every profile key is a known stack key.
   EXPECT_EQ(stack_keys().size(),
-            10u);  // + training.optimizer_state_dtype, training.fsdp_fp32_params
+            11u);  // + optimizer_state_dtype, fsdp_fp32_params, cross_entropy_inplace
 }
 
 // ---- per-collective overlap ---------------------------------------------------------------

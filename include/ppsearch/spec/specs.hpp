@@ -108,6 +108,10 @@ struct TrainingSpec {
   // Under ZeRO-3 the sharded parameters are themselves the fp32 main weights (PyTorch FSDP
   // mixed precision: fp32 shards, bf16 gathered copies), so no separate 16-bit shard is kept.
   bool fsdp_fp32_params = false;
+  // Fused cross entropy (docs/memory.md "Logits"): true when the kernel writes the logits'
+  // gradient into the logits (Transformer Engine), false when it allocates a new bf16 gradient
+  // (flash-attn's Triton kernel with inplace_backward = False, as llm-foundry runs it).
+  bool cross_entropy_inplace = true;
 };
 
 struct GpuSpec {
@@ -137,6 +141,10 @@ struct GpuSpec {
   // Share of compute throughput lost while a collective runs beside it.
   double comm_contention = 0.25;
   double kernel_overhead_s = 3e-6;  // fixed cost per non-GEMM kernel (launch, prologue, tail)
+  // Usable capacity (docs/memory.md "Capacity"): bytes the CUDA runtime reports as the device's
+  // total memory per nominal byte of memory_bytes; the fit check uses memory_bytes × this.
+  double memory_usable_factor = 1.0;
+  double usable_memory_bytes() const { return memory_bytes * memory_usable_factor; }
 };
 
 struct ClusterSpec {

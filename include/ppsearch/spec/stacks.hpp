@@ -25,6 +25,8 @@ struct StackProfile {
   // Optimizer state (docs/memory.md "Optimizer state").
   const char* optimizer_state_dtype;  // training.optimizer_state_dtype
   bool fsdp_fp32_params;              // training.fsdp_fp32_params
+  // Fused cross entropy's gradient buffer (docs/memory.md "Logits").
+  bool cross_entropy_inplace = true;  // training.cross_entropy_inplace
 };
 
 inline constexpr const char* kDefaultStack = "nemo-25.x";
