@@ -183,9 +183,10 @@ const char* path_name(bool reference) { return reference ? "reference" : "fast";
 // ---- Evaluate405B ---------------------------------------------------------------------------
 
 // `rotate`: cycle through three candidates of the same pipeline shape that differ only in
-// recompute (none, selective, full), so that no memo of the previous candidate's partition or
-// simulation can answer for the next one: the time is that of a full evaluation. Otherwise the
-// selective candidate is evaluated over and over (what a memo hit costs, where there is one).
+// recompute (none, selective, full), with the Evaluator's memos of recent simulations and
+// partitions off (EvalOptions::memo, docs/performance.md; they would hold all three): the time
+// is that of a full evaluation. Otherwise the selective candidate is evaluated over and over,
+// memos on (what a memo hit costs, where there is one).
 void BM_Evaluate405B(benchmark::State& state, Schedule schedule, bool reference, bool rotate) {
   static const Problem pb = llama405b_h200x1024();
   const int vpp = schedule == Schedule::kInterleaved1F1B ? 2 : 1;
@@ -195,7 +196,9 @@ void BM_Evaluate405B(benchmark::State& state, Schedule schedule, bool reference,
                                          /*sp=*/1, /*zero=*/1, vpp));
     if (!rotate) break;
   }
-  Evaluator ev(pb, eval_options(reference));
+  EvalOptions options = eval_options(reference);
+  options.memo = !rotate;
+  Evaluator ev(pb, options);
   Evaluation e;
   int feasible = 0;
   for (const Candidate& c : cands) {  // warm the workspaces and the compiled-schedule cache

@@ -446,9 +446,13 @@ void print_no_feasible(std::ostream& os, const Enumeration& en, const SearchOutp
   const ResultRow* best = out.has_closest_miss ? &out.closest_miss : nullptr;
   if (best) {
     char line[256];
+    // A MoE row also names its expert-parallel degrees (docs/moe.md).
+    char moe[64] = "";
+    if (best->ep > 1 || best->etp > 1)
+      std::snprintf(moe, sizeof moe, " ep %d etp %d", best->ep, best->etp);
     std::snprintf(line, sizeof line,
-                  "  closest: tp %d pp %d cp %d dp %d mbs %d: pipeline rank %d needs %.1f GB\n",
-                  best->tp, best->pp, best->cp, best->dp, best->mbs, best->worst_rank,
+                  "  closest: tp %d pp %d cp %d dp %d mbs %d%s: pipeline rank %d needs %.1f GB\n",
+                  best->tp, best->pp, best->cp, best->dp, best->mbs, moe, best->worst_rank,
                   best->needed_memory_gb);
     os << line;
   }

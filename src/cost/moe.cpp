@@ -162,6 +162,18 @@ void set_static(ItemCost& it, const StaticSplit& dense, const StaticSplit& exper
   it.static_bytes = it.weight_bytes + it.grad_bytes + it.optim_bytes;
 }
 
+// FP8 copies of linear weights next to the bf16 ones (or replacing them with FP8 primary
+// weights), as items.cpp adds for a dense layer; under ZeRO-3 only the gathered layer holds
+// them (docs/precision.md "Memory"). set_static() rebuilds the static bytes from the parameter
+// counts, so the copies are added again after it.
+void add_fp8_weight_copies(ItemCost& it, double linear_params, const Problem& pb, int zero) {
+  const PrecisionPlan prec = precision_plan(pb.training, pb.gpu);
+  if (!prec.fp8 || zero >= 3) return;
+  const double bytes = prec.weight_copy_bytes * linear_params;
+  it.weight_bytes += bytes;
+  it.static_bytes += bytes;
+}
+
 }  // namespace
 
 bool is_moe(const ModelSpec& m) { return m.moe_experts > 0; }
@@ -263,7 +275,13 @@ MoeItems moe_items(const Problem& pb, const Candidate& c, const Links& links,
   if (is_mla(m)) {
     apply_mla(pb, c, &out.dense_layer);
     set_static(out.dense_layer, dense_bpp, expert_bpp);
+    // Every weight but the two norms is a linear weight (MLA's latent norms are counted with
+    // them: kv_lora + q_lora values, negligible).
+    add_fp8_weight_copies(out.dense_layer, out.dense_layer.params - 2.0 * m.hidden_size, pb,
+                          c.zero);
   }
+  // Sliding-window layers (attention_window.cpp): the average layer's core attention.
+  apply_attention_window(pb, c, &out.dense_layer);
   if (!is_moe(m)) {
     out.moe_layer = out.dense_layer;
     return out;
@@ -282,6 +300,7 @@ MoeItems moe_items(const Problem& pb, const Candidate& c, const Links& links,
 
   ItemCost L = attention_layer;  // attention, norms, residuals; no MLP
   apply_mla(pb, c, &L);
+  apply_attention_window(pb, c, &L);
 
   // Without shared experts the layer has no TP-sharded MLP, so the attention-only layer's
   // MLP-side TP collectives (all-gather before FC1, reduce-scatter after FC2 with SP) do not
@@ -337,6 +356,19 @@ MoeItems moe_items(const Problem& pb, const Candidate& c, const Links& links,
   // output is not kept and the activation runs again before the backward.
   const bool moe_act = c.recompute == Recompute::kSelective &&
                        tr.selective_recompute == SelectiveRecompute::kCoreAttention;
+  // FP8 quantisation passes of the expert GEMMs (TE GroupedLinear, as the dense Linear of
+  // items.cpp; docs/precision.md "What FP8 adds"): forward, the permuted FC1 input (h) and the
+  // FC2 input (F_e/etp) of every routed copy; backward, the output gradients of FC2 (h) and FC1
+  // (fc1_n), whose row-wise and transposed / column-wise (MXFP8) copies the same cast kernel
+  // writes; the local experts' weights once per step, spread over the step's micro-batches.
+  const PrecisionPlan prec = precision_plan(tr, gpu);
+  const double n_micro = std::max(1.0, double(tr.global_batch_size) / (double(c.dp) * c.mbs));
+  double cast_fwd = 0, cast_bwd = 0;
+  if (prec.fp8) {
+    const double w_elems = local * h * (fc1_n + fe);
+    cast_fwd = (rows * (h + fe) + w_elems / n_micro) * prec.cast_bytes_per_element / mem_bw;
+    cast_bwd = rows * (h + fc1_n) * prec.cast_bytes_per_element / mem_bw;
+  }
   const double ew_bwd = 2.0 * ew_fwd + (moe_act ? act_fwd : 0.0);
 
   // ---- Shared experts: a dense TP-sharded MLP of ns·F_s on the layer's tokens ---------------
@@ -366,12 +398,29 @@ MoeItems moe_items(const Problem& pb, const Candidate& c, const Links& links,
   }
   out.a2a_s = a2a;
   const double ep_fwd_all = 2 * a2a + etp_comm, ep_bwd_all = 2 * a2a + etp_comm;
-  const double hide = 1.0 - tr.moe_a2a_overlap;
-  const double ep_fwd = ep_fwd_all * hide, ep_bwd = ep_bwd_all * hide;
 
-  const double fwd_c = router_fwd + g_fwd + ew_fwd + s_fwd;
-  const double bwd_c = router_dgrad + g_dgrad + ew_bwd + s_dgrad;
+  // The shared experts' FP8 casts: FC2's input and FC1's output gradient, their weights once
+  // per step. The h-wide ones (FC1's input, FC2's output gradient) the attention-only layer of
+  // items.cpp already casts: with ffn_hidden_size = 0 it keeps the MLP's h-wide terms.
+  if (prec.fp8 && ns > 0) {
+    const double w_elems = h * (fsh1 + fsh);
+    cast_fwd += (tokens * fsh + w_elems / n_micro) * prec.cast_bytes_per_element / mem_bw;
+    cast_bwd += tokens * fsh1 * prec.cast_bytes_per_element / mem_bw;
+  }
+  const double fwd_c = router_fwd + g_fwd + ew_fwd + cast_fwd + s_fwd;
+  const double bwd_c = router_dgrad + g_dgrad + ew_bwd + cast_bwd + s_dgrad;
   const double wgt_c = router_wgrad + g_wgrad + s_wgrad;
+  // training.moe_a2a_overlap hides that share of the all-to-all behind compute running at the
+  // same time: another micro-batch's layer in Megatron-Core's EP overlap, which merges the
+  // forward of one micro-batch with the backward of the previous (--overlap-moe-expert-parallel-
+  // comm, Megatron-Core MoE README "EP A2A Overlap"; DualPipe, DeepSeek-V3 §3.2.1). No more can
+  // hide than that layer's compute (attention part and expert part, forward and backward).
+  const double a2a_all = ep_fwd_all + ep_bwd_all;
+  const double layer_compute = L.compute_s + fwd_c + bwd_c + wgt_c;
+  const double hidden_share =
+      a2a_all > 0 ? tr.moe_a2a_overlap * std::min(a2a_all, layer_compute) / a2a_all : 0.0;
+  const double ep_fwd = ep_fwd_all * (1.0 - hidden_share);
+  const double ep_bwd = ep_bwd_all * (1.0 - hidden_share);
   L.fwd_s += fwd_c + ep_fwd;
   L.bwd_s += bwd_c + ep_bwd + (full ? fwd_c + ep_fwd : 0.0);
   L.wgt_s += wgt_c;
@@ -383,18 +432,27 @@ MoeItems moe_items(const Problem& pb, const Candidate& c, const Links& links,
   // Router (replicated on the TP ranks) and shared experts (TP-sharded) are reduced over DP·CP;
   // the routed experts, E/ep per GPU at width F_e/etp, over the expert-DP group, whose
   // distributed optimizer shards their state (Megatron-Core: expert_data_parallel_group).
+  const double attn_linear = L.params - 2.0 * h;  // attention projections (norms excluded)
   L.params += h * E + ns * h * Fs * (glu ? 3 : 2) / t;
   L.expert_params = local * h * fe * (glu ? 3 : 2);
   set_static(L, dense_bpp, expert_bpp);
+  // FP8 copies of the attention, shared-expert and expert weights (the router stays bf16).
+  add_fp8_weight_copies(L, attn_linear + ns * h * Fs * (glu ? 3 : 2) / t + L.expert_params, pb,
+                        c.zero);
 
   // ---- Activations -------------------------------------------------------------------------
   // Per routed assignment: FC1 input (h), FC1 output (2F_e/etp gated), activation output
   // (F_e/etp), expert output kept for the weighted unpermute (h); router logits and
   // probabilities in fp32; the shared experts as a dense MLP (6F or 4F per token, TP-sharded).
+  // In FP8 the expert GEMMs save their inputs (FC1's h, FC2's F_e/etp) as FP8 for wgrad
+  // (TE GroupedLinear; docs/precision.md "Memory"); with moe_act FC2's input is recomputed.
+  // The shared experts' FC2 input likewise (their FC1 input is the attention-only layer's).
+  const double fp8_saved = (kBf16 - prec.saved_input_bytes) *
+                           (rows * (h + (moe_act ? 0.0 : fe)) + tokens * (moe_act ? 0.0 : fsh));
   const double a_expert = kBf16 * rows * (2.0 * h + (glu ? 3.0 : 2.0) * fe - (moe_act ? fe : 0.0));
   const double a_router = 2.0 * kFp32 * m_tok * E;
   const double a_shared = kBf16 * tokens * (glu ? 3.0 : 2.0) * fsh;
-  const double a_moe = a_expert + a_router + a_shared;
+  const double a_moe = a_expert + a_router + a_shared - (prec.fp8 ? fp8_saved : 0.0);
   if (full) {
     L.transient_bytes += a_moe * act_ovh;  // alive while the layer's backward runs
   } else {

@@ -84,6 +84,11 @@ void check_entries(const std::vector<double>& values, const char* name, std::siz
   }
 }
 
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
+}
+
 void reset(Partition& result) {
   result.feasible = false;
   result.bottleneck_s = kInf;
@@ -151,6 +156,23 @@ struct PartitionKernels {
   // Requires validate_shape(); checks the per-item values on the way (and throws through
   // validate_partition_problem() if one is negative or not finite).
   static void prepare(const PartitionProblem& p, PartitionWorkspace& ws) {
+    // Same items (bit for bit) as the last prepare() of this workspace: everything below is a
+    // function of them only, and they were checked then (docs/performance.md).
+    if (ws.m_prepared && same_bits(p.time_s, ws.m_items_time) &&
+        same_bits(p.static_bytes, ws.m_items_static) && same_bits(p.act_bytes, ws.m_items_act) &&
+        same_bits(p.transient_bytes, ws.m_items_transient)) {
+      return;
+    }
+    ws.m_prepared = false;
+    build_prefix(p, ws);
+    ws.m_items_time = p.time_s;
+    ws.m_items_static = p.static_bytes;
+    ws.m_items_act = p.act_bytes;
+    ws.m_items_transient = p.transient_bytes;
+    ws.m_prepared = true;
+  }
+
+  static void build_prefix(const PartitionProblem& p, PartitionWorkspace& ws) {
     const auto n = static_cast<int>(p.time_s.size());
     ws.m_prefix_time.resize(n + 1);
     ws.m_prefix_static.resize(n + 1);
@@ -228,6 +250,26 @@ struct PartitionKernels {
                        int j) {
     return memory_of(ws.m_prefix_static.data(), ws.m_prefix_act.data(), i, j, p.in_flight[stage],
                      transient_max(p, ws, i, j), p.extra_bytes[stage]);
+  }
+
+  // memory() with the transient representation fixed at compile time (band_dp's inner loops):
+  // the same value, without the switch on every call.
+  template <int Mode>
+  static double memory_in(const PartitionProblem& p, const PartitionWorkspace& ws, int stage, int i,
+                          int j) {
+    double tr = 0.0;
+    if constexpr (Mode == kTransientSingle) {
+      tr = (i <= ws.m_transient_item && ws.m_transient_item < j)
+               ? p.transient_bytes[ws.m_transient_item]
+               : 0.0;
+    } else if constexpr (Mode == kTransientTable) {
+      const auto n = static_cast<int>(p.time_s.size());
+      const int k = floor_log2(static_cast<unsigned>(j - i));
+      const double* level = ws.m_transient_table.data() + static_cast<std::size_t>(k) * n;
+      tr = std::max(level[i], level[j - (1 << k)]);
+    }
+    return memory_of(ws.m_prefix_static.data(), ws.m_prefix_act.data(), i, j, p.in_flight[stage],
+                     tr, p.extra_bytes[stage]);
   }
 
   // Canonical backtrack (latest cuts, see the header) through the banded DP table of the last
@@ -329,6 +371,18 @@ struct PartitionKernels {
   // Every value is a min/max over doubles the reference DP also compares, so the result is
   // bit-identical to partition_reference().
   static double band_dp(const PartitionProblem& p, PartitionWorkspace& ws, double limit) {
+    switch (ws.m_transient_mode) {
+      case kTransientNone:
+        return band_dp_in<kTransientNone>(p, ws, limit);
+      case kTransientSingle:
+        return band_dp_in<kTransientSingle>(p, ws, limit);
+      default:
+        return band_dp_in<kTransientTable>(p, ws, limit);
+    }
+  }
+
+  template <int Mode>
+  static double band_dp_in(const PartitionProblem& p, PartitionWorkspace& ws, double limit) {
     const auto n = static_cast<int>(p.time_s.size());
     const int stages = p.stages;
     const std::size_t stride = static_cast<std::size_t>(n) + 1;
@@ -345,7 +399,7 @@ struct PartitionKernels {
       const int stage = s - 1;
       const double comm = p.comm_s[stage];
       r = gallop_forward(r, n, [&](int j) {
-        return time_of(pt, r, j, comm) <= limit && memory(p, ws, stage, r, j) <= cap;
+        return time_of(pt, r, j, comm) <= limit && memory_in<Mode>(p, ws, stage, r, j) <= cap;
       });
       band_hi[s] = std::min(r, n - (stages - s));
     }
@@ -355,7 +409,7 @@ struct PartitionKernels {
     for (int s = stages - 1, l = n; s >= 1; --s) {
       const double comm = p.comm_s[s];
       l = gallop_backward(l, [&](int i) {
-        return time_of(pt, i, l, comm) <= limit && memory(p, ws, s, i, l) <= cap;
+        return time_of(pt, i, l, comm) <= limit && memory_in<Mode>(p, ws, s, i, l) <= cap;
       });
       band_lo[s] = std::max(l, s);
       if (band_lo[s] > band_hi[s]) return kInf;
@@ -382,7 +436,7 @@ struct PartitionKernels {
       int cross = 0;  // queue position of the first split point with D >= T
       bool any = false;
       for (int j = band_lo[s]; j <= band_hi[s]; ++j) {
-        while (lo < j && memory(p, ws, stage, lo, j) > cap) ++lo;
+        while (lo < j && memory_in<Mode>(p, ws, stage, lo, j) > cap) ++lo;
         for (const int last = std::min(j - 1, i_last); next <= last; ++next) {
           const double d = prev[next];
           if (!(d < kInf)) continue;
@@ -413,7 +467,7 @@ struct PartitionKernels {
     double optimum = kInf;
     for (int i = std::min(n - 1, band_hi[stage]); i >= band_lo[stage]; --i) {
       const double t = time_of(pt, i, n, comm);
-      if (t >= optimum || memory(p, ws, stage, i, n) > cap) break;
+      if (t >= optimum || memory_in<Mode>(p, ws, stage, i, n) > cap) break;
       optimum = std::min(optimum, std::max(prev[i], t));
     }
     return optimum;
@@ -426,7 +480,8 @@ struct PartitionKernels {
   // finds none, the limit grows by a doubling step; once the limit covers every interval the
   // band is everything and the pass is the plain O(L·S) DP. Cost O(L + S·w) per pass for a band
   // of w items, O(L·S) at worst.
-  static const Partition& fast(const PartitionProblem& p, PartitionWorkspace& ws) {
+  static const Partition& fast(const PartitionProblem& p, PartitionWorkspace& ws,
+                               double first_limit = 0.0) {
     validate_shape(p);
     prepare(p, ws);
     Partition& result = ws.m_result;
@@ -486,6 +541,11 @@ struct PartitionKernels {
         limit = std::max(limit, (pt[l] + comm_head) / s);
       }
     }
+    // A caller's guess (docs/performance.md "Partition first limit"): any value gives the same
+    // result, since a pass succeeds exactly when its limit is at or above the optimum and the
+    // canonical partition then lies in its band; a guess at or above the optimum (the bottleneck
+    // of a known feasible partition) saves the passes below it.
+    if (first_limit > limit) limit = first_limit;
     const double everything = total + comm_max;  // >= every stage time
     double step = total / n;
     double optimum = kInf;
@@ -738,8 +798,17 @@ struct PartitionKernels {
   }
 
   static Partition evaluate(const PartitionProblem& p, const std::vector<int>& bounds) {
-    validate_partition_problem(p);
-    Partition result;
+    PartitionWorkspace ws;
+    return evaluate(p, bounds, ws);
+  }
+
+  // prepare() checks the per-item values (as validate_partition_problem() would).
+  static const Partition& evaluate(const PartitionProblem& p, const std::vector<int>& bounds,
+                                   PartitionWorkspace& ws) {
+    validate_shape(p);
+    prepare(p, ws);  // first: a malformed problem throws whatever the bounds
+    Partition& result = ws.m_result;
+    reset(result);
     result.bounds = bounds;
     const auto n = static_cast<int>(p.time_s.size());
     const int stages = p.stages;
@@ -750,8 +819,6 @@ struct PartitionKernels {
     for (int stage = 0; stage < stages; ++stage) {
       if (bounds[stage] >= bounds[stage + 1]) return result;
     }
-    PartitionWorkspace ws;
-    prepare(p, ws);
     double worst = 0.0;
     bool fits = true;
     for (int stage = 0; stage < stages; ++stage) {
@@ -774,6 +841,11 @@ Partition partition_reference(const PartitionProblem& problem) {
 
 const Partition& partition_fast(const PartitionProblem& problem, PartitionWorkspace& workspace) {
   return detail::PartitionKernels::fast(problem, workspace);
+}
+
+const Partition& partition_fast(const PartitionProblem& problem, PartitionWorkspace& workspace,
+                                double first_limit) {
+  return detail::PartitionKernels::fast(problem, workspace, first_limit);
 }
 
 Partition partition_fast(const PartitionProblem& problem) {
@@ -805,6 +877,11 @@ double stage_time(const PartitionProblem& problem, int stage, int first_item, in
 
 Partition evaluate_partition(const PartitionProblem& problem, const std::vector<int>& bounds) {
   return detail::PartitionKernels::evaluate(problem, bounds);
+}
+
+const Partition& evaluate_partition(const PartitionProblem& problem, const std::vector<int>& bounds,
+                                    PartitionWorkspace& workspace) {
+  return detail::PartitionKernels::evaluate(problem, bounds, workspace);
 }
 
 PartialRecomputePartition partition_partial_recompute(const PartitionProblem& problem,

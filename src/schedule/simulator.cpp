@@ -123,6 +123,7 @@ struct SimWorkspace::Impl {
   std::vector<std::vector<int>> frontier;      // compile scratch: Pareto states per device
   std::vector<double> end;                     // end time per program op (+ sentinel)
   std::vector<double> signature;               // per step: Σ_j (x_j − x_0)
+  std::vector<std::size_t> device_vs;          // run_program scratch: a device's stage per chunk
   ScheduleResult reduced;
   std::vector<TimedOp>* trace = nullptr;  // simulate_traced() only; null everywhere else
 };
@@ -672,7 +673,11 @@ std::string compile(ScheduleKind kind, int P, int v, int M, Impl& ws, Program* p
             --state[uz(v) + c];
           }
         }
-        add_pareto(state, width, ws.frontier[du]);
+        // A W or a fused BW only lowers one count: the new state lies below the one before it,
+        // which the frontier already covers, so adding it would change nothing.
+        if (k == kSlotF || op.kind == OpKind::kB) {
+          add_pareto(state, width, ws.frontier[du]);
+        }
       }
     }
     if (compiled == before) {
@@ -777,11 +782,15 @@ void run_program(const Program& prog, Impl& ws, ScheduleResult* out) {
     const auto du = uz(d);
     t = std::max(t, end[prog.last_op[du]]);
     double peak = 0, peak_keep = 0;
+    ws.device_vs.resize(uz(prog.v));
+    for (int c = 0; c < prog.v; ++c) {
+      ws.device_vs[uz(c)] = uz(device_stage(prog.kind, P, c, d));
+    }
     for (int s = prog.state_begin[du]; s < prog.state_begin[du + 1]; ++s) {
       const int* coef = prog.state_coef.data() + uz(s) * width;
       double m = 0, keep = 0;
       for (int c = 0; c < prog.v; ++c) {
-        const auto vs = uz(device_stage(prog.kind, P, c, d));
+        const auto vs = ws.device_vs[uz(c)];
         m += coef[c] * ws.act[vs] + coef[prog.v + c] * ws.keep[vs];
         keep += coef[prog.v + c] * ws.keep[vs];
       }

@@ -9,8 +9,10 @@
 #include "ppsearch/cost/items.hpp"
 #include "ppsearch/cost/moe.hpp"
 #include "ppsearch/partition/partition.hpp"
+#include "ppsearch/partition/relaxed_memo.hpp"
 #include "ppsearch/schedule/pipeline_schedule.hpp"
 #include "ppsearch/schedule/schedule_order.hpp"
+#include "ppsearch/schedule/sim_cache.hpp"
 
 namespace ppsearch {
 
@@ -39,23 +41,21 @@ struct Evaluator::Impl {
   ScheduleInput sched;
   SimWorkspace sim_ws;
   ScheduleResult sim;
-  std::vector<double> hop_s;  // per virtual-stage boundary
-  PartitionProblem part_relaxed;
+  std::vector<double> hop_s;          // per virtual-stage boundary
   PartitionProblem part_budget;       // interleaved fallback with per-chunk budgets
   PartialRecompute partial;           // partial recomputation of the current candidate
   std::vector<int> stage_recomputed;  // per stage: layers recomputed (partial recomputation)
   std::vector<double> chunk_need, dev_need;
-  PartitionWorkspace relaxed_ws;
   // Memo of the time-optimal partition without a memory limit, keyed by what it
   // depends on (stage count, item times, per-stage p2p): consecutive candidates that
   // differ only in ZeRO stage, DP or memory share it.
-  bool relaxed_valid = false;
-  int relaxed_S = 0;
-  std::vector<double> relaxed_time, relaxed_comm;
-  std::vector<int> relaxed_bounds;
-  // Memo of the last schedule simulation, keyed by its whole input.
-  bool sim_valid = false;
-  ScheduleInput sim_key;
+  // (The last 16 such partitions: candidates a few places apart often repeat one,
+  // docs/performance.md "Relaxed partition memo".)
+  RelaxedPartitionMemo relaxed_memo;
+  std::vector<int> relaxed_bounds;  // the last answer
+  // Memo of recent schedule simulations, keyed by their whole input (docs/performance.md
+  // "Simulation memo").
+  SimulationCache sim_cache;
   std::vector<int> bounds;
   // Per device accumulators.
   std::vector<double> dev_static, dev_transient, dev_params, dev_compute, dev_tp, dev_cp,
@@ -80,8 +80,10 @@ struct Evaluator::Impl {
       : pb(p),
         opt(o),
         links(effective_links(p.cluster)),
+        relaxed_memo(o.memo ? RelaxedPartitionMemo::kDefaultCapacity : 0),
+        sim_cache(o.memo ? SimulationCache::kDefaultCapacity : 0),
         eff(stack_costs(p)),
-        moe(is_moe(p.model) || is_mla(p.model)),
+        moe(is_moe(p.model) || is_mla(p.model) || has_attention_window(p.model)),
         n_dense(dense_layer_count(p.model)) {
     if (moe) attn_pb = attention_only_problem(eff);
   }
@@ -168,13 +170,6 @@ double in_flight(Schedule s, int stage, int P, int v, int M, double wkeep_ratio)
 // (SiLU, multiply) into their elementary kernels.
 constexpr double kLayerKernelsFwdFused = 7, kLayerKernelsBwdFused = 12;
 constexpr double kLayerKernelsFwdEager = 18, kLayerKernelsBwdEager = 36;
-
-bool same_input(const ScheduleInput& a, const ScheduleInput& b) {
-  return a.kind == b.kind && a.devices == b.devices && a.chunks == b.chunks &&
-         a.microbatches == b.microbatches && a.mode == b.mode && a.fwd_s == b.fwd_s &&
-         a.bwd_s == b.bwd_s && a.wgt_s == b.wgt_s && a.act_bytes == b.act_bytes &&
-         a.wkeep_bytes == b.wkeep_bytes && a.p2p_s == b.p2p_s;
-}
 
 // Copies what lies behind a feasible evaluation into I.bd (EvalOptions::want_breakdown only;
 // never on the search's path).
@@ -449,18 +444,32 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   // memory arrays play no part, so it depends only on S, the item times and c_σ.
   auto relaxed_bounds = [&]() -> const std::vector<int>& {
     const bool memo = !I.opt.reference_partitioner;
-    if (memo && I.relaxed_valid && I.relaxed_S == S && I.relaxed_time == pp.time_s &&
-        I.relaxed_comm == pp.comm_s)
-      return I.relaxed_bounds;
-    PartitionProblem& relaxed = I.part_relaxed;
-    relaxed = pp;
+    if (memo) {
+      if (const std::vector<int>* hit = I.relaxed_memo.find(pp)) {
+        I.relaxed_bounds = *hit;
+        return I.relaxed_bounds;
+      }
+    }
+    // The problem itself with an infinite capacity for the time of the call (no copy).
+    PartitionProblem& relaxed = pp;
+    struct Restore {
+      PartitionProblem& p;
+      double capacity;
+      ~Restore() { p.capacity_bytes = capacity; }
+    } restore{pp, pp.capacity_bytes};
     relaxed.capacity_bytes = std::numeric_limits<double>::infinity();
-    I.relaxed_bounds = I.opt.reference_partitioner ? partition_reference(relaxed).bounds
-                                                   : partition_fast(relaxed, I.relaxed_ws).bounds;
-    I.relaxed_valid = memo;
-    I.relaxed_S = S;
-    I.relaxed_time = pp.time_s;
-    I.relaxed_comm = pp.comm_s;
+    if (I.opt.reference_partitioner) {
+      I.relaxed_bounds = partition_reference(relaxed).bounds;
+    } else {
+      // The previous time-optimal cuts, evaluated on this problem, bound its optimum from
+      // above: a first limit that usually saves a pass (docs/performance.md).
+      // One workspace with the memory-aware DP: the items are the same, so their prefix sums
+      // are built once per candidate.
+      const Partition& prev = evaluate_partition(relaxed, I.relaxed_bounds, I.part_ws);
+      const double first_limit = prev.feasible ? prev.bottleneck_s : 0.0;
+      I.relaxed_bounds = partition_fast(relaxed, I.part_ws, first_limit).bounds;
+    }
+    if (memo) I.relaxed_memo.insert(pp, I.relaxed_bounds);
     return I.relaxed_bounds;
   };
 
@@ -493,7 +502,10 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
 
   ScheduleInput& si = I.sched;
   auto place = [&](const std::vector<int>& bounds, double* peak, int* peak_rank) -> bool {
-    auto fill = [&](std::vector<double>& x) { x.assign(P, 0.0); };
+    auto fill = [&](std::vector<double>& x) {  // = assign(P, 0.0), inlined
+      x.resize(P);
+      std::fill(x.begin(), x.end(), 0.0);
+    };
     fill(I.dev_static);
     fill(I.dev_transient);
     fill(I.dev_params);
@@ -520,11 +532,10 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     si.microbatches = M;
     si.mode = blocking ? P2PMode::kBlocking : P2PMode::kAsync;
     const int SV = dual ? 2 * S : S;  // DualPipe: stage s again as vs = S + s on device P−1−s
-    si.fwd_s.assign(SV, 0.0);
-    si.bwd_s.assign(SV, 0.0);
-    si.wgt_s.assign(SV, 0.0);
-    si.act_bytes.assign(SV, 0.0);
-    si.wkeep_bytes.assign(SV, 0.0);
+    for (auto* x : {&si.fwd_s, &si.bwd_s, &si.wgt_s, &si.act_bytes, &si.wkeep_bytes}) {
+      x->resize(SV);  // = assign(SV, 0.0), inlined
+      std::fill(x->begin(), x->end(), 0.0);
+    }
     si.p2p_s = I.hop_s;
     if (dual) {  // the reverse direction's hop S+s → S+s+1 joins devices P−1−s and P−2−s
       si.p2p_s.assign(SV - 1, 0.0);
@@ -625,10 +636,8 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     }
     if (I.opt.full_simulation) {
       simulate(si, I.sim_ws, &I.sim);
-    } else if (!(I.sim_valid && same_input(si, I.sim_key))) {
-      simulate_fast(si, I.sim_ws, &I.sim);
-      I.sim_key = si;
-      I.sim_valid = true;
+    } else {
+      I.sim_cache.simulate_fast(si, I.sim_ws, &I.sim);
     }
     if (!I.sim.ok) return false;
     *peak = 0;
@@ -657,7 +666,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     // among the feasible ones), so the DP is skipped.
     const std::vector<int>& rb = relaxed_bounds();
     if ((!partial || c.recompute_num_layers < 0) && !I.opt.reference_partitioner &&
-        evaluate_partition(pp, rb).feasible) {
+        evaluate_partition(pp, rb, I.part_ws).feasible) {
       bounds = rb;  // partial, fewest that fit: nothing needs recomputing
     } else if (partial && [&] {
                  const PartialRecomputePartition pr = partition_partial_recompute(pp, prc);

@@ -289,6 +289,7 @@ std::string schedule_trace_json(const Candidate& c, const ExplainedRow& row) {
        ",\"microbatches\":" + std::to_string(c.num_microbatches) + ",\"schedule\":\"" +
        to_string(c.schedule) + "\",\"recompute\":\"" + to_string(c.recompute) +
        "\",\"sp\":" + std::to_string(c.sp) + ",\"zero\":" + std::to_string(c.zero) +
+       ",\"ep\":" + std::to_string(c.ep) + ",\"etp\":" + std::to_string(c.etp) +
        ",\"pipeline_s\":" + fmt("%.17g", e.pipeline_s) +
        ",\"iteration_time_s\":" + fmt("%.17g", e.iteration_time_s) + "},\"traceEvents\":[\n";
   bool first = true;

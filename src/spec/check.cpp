@@ -173,6 +173,12 @@ void check_moe(Checker& c) {
       c.add("model.kv_heads", "model.attention_heads (" + std::to_string(m.attention_heads) +
                                   ") or 0 with MLA (one key and value per head)");
   }
+  // Sliding-window attention (docs/moe.md "Sliding-window attention").
+  if (m.attention_window == 0 && m.window_attn_skip_freq != 0)
+    c.add("model.window_attn_skip_freq", "0 unless model.attention_window > 0");
+  if (m.layers >= 1 && m.window_attn_skip_freq > m.layers)
+    c.add("model.window_attn_skip_freq",
+          "at most model.layers (" + std::to_string(m.layers) + "), or 0");
 }
 
 }  // namespace

@@ -312,6 +312,16 @@ std::vector<KeyDef> build_table() {
                       0, "MLA query/key width per head without RoPE", kMaxHeads, true));
   t.push_back(int_key("model.mla_v_head_dim", PPSEARCH_REF(int, model.mla_v_head_dim), 0,
                       "MLA value width per head", kMaxHeads, true));
+  // Sliding-window attention (docs/moe.md "Sliding-window attention").
+  t.push_back(int_key("model.attention_window", PPSEARCH_REF(int, model.attention_window), 0,
+                      "sliding-window attention: keys before each query in a windowed layer "
+                      "(Megatron window_size (w, 0); GPT-OSS: 128); 0 = full attention",
+                      kMaxSeqLength, true));
+  t.push_back(int_key("model.window_attn_skip_freq", PPSEARCH_REF(int, model.window_attn_skip_freq),
+                      0,
+                      "with attention_window: every N-th layer is full attention (Megatron "
+                      "window_attn_skip_freq; GPT-OSS: 2); 0 = every layer windowed",
+                      kMaxLayers, true));
 
   // ---- [training] ----------------------------------------------------------
   t.push_back(int_key("training.global_batch_size", PPSEARCH_REF(int, training.global_batch_size),

@@ -399,6 +399,9 @@ RunRecord read_row(const std::string& source, const CsvRecord& rec,
   if (auto v = r.integer("etp", 1, kMaxGpus, true, int_range(kMaxGpus) + ", or empty (1)"))
     run.etp = *v;
   run.routing = lower(r.text("routing"));
+  // Sliding-window attention (docs/moe.md "Sliding-window attention"), empty = 0.
+  opt_zero("attention_window", kMaxSeqLength, &run.attention_window);
+  opt_zero("window_attn_skip_freq", kMaxLayers, &run.window_attn_skip_freq);
 
   // Cross-column rules, only when the columns they use are valid.
   if (issues->size() != before) return run;

@@ -103,6 +103,9 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
   m.mla_qk_rope_head_dim = run.mla_qk_rope_head_dim;
   m.mla_qk_nope_head_dim = run.mla_qk_nope_head_dim;
   m.mla_v_head_dim = run.mla_v_head_dim;
+  // Sliding-window attention (docs/moe.md "Sliding-window attention").
+  m.attention_window = run.attention_window;
+  m.window_attn_skip_freq = run.window_attn_skip_freq;
 
   p->training.global_batch_size = run.global_batch_size;
   p->training.attention_flops = AttentionFlops::kFull;  // no source halves attention FLOPs

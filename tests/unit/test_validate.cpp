@@ -519,7 +519,11 @@ TEST(ValidateConventions, AddedRowsReproducePrintedFigures) {
   int titan = 0, dgxc = 0, bloom = 0;
   for (const RunRecord& r : public_runs()) {
     SCOPED_TRACE(r.id);
-    const double peak = r.gpu == "a100-80gb" ? 312e12 : r.gpu == "gb200" ? 2450e12 : 989e12;
+    // The dgxc FP8 tables print MFU against the dense FP8 peak (README: 1979 H100, 4900 GB200).
+    const bool fp8 = r.precision.rfind("fp8", 0) == 0;
+    const double peak = r.gpu == "a100-80gb" ? 312e12
+                        : r.gpu == "gb200"   ? (fp8 ? 4900e12 : 2450e12)
+                                             : (fp8 ? 1979e12 : 989e12);
     const auto mfu = [&] {
       return convention_mfu(parse_mfu_convention(r.mfu_convention), model_of(r),
                             r.global_batch_size, *r.measured_step_time_s, r.gpus, peak) *
@@ -545,8 +549,44 @@ TEST(ValidateConventions, AddedRowsReproducePrintedFigures) {
     }
   }
   EXPECT_EQ(titan, 7);
-  EXPECT_EQ(dgxc, 26);
+  EXPECT_EQ(dgxc, 52);  // 26 BF16 and 26 FP8 rows
   EXPECT_EQ(bloom, 2);
+}
+
+// The dense FP8 rows moved from tests/validation/pending-fp8-moe.csv (docs/validation.md "FP8
+// rows"): the NeMo 24.07 performance summary prints tokens/s/GPU and model TFLOP/s/GPU; the step
+// time must give back the printed tokens/s and, under megatron-core FLOPs, the printed TFLOP/s.
+// The precision column carries the recipe the validator applies.
+TEST(ValidateConventions, Fp8RowsReproducePrintedFiguresAndNameTheirRecipe) {
+  int nemo = 0, dgxc = 0;
+  for (const RunRecord& r : public_runs()) {
+    SCOPED_TRACE(r.id);
+    if (r.id.rfind("nemo-24.07-", 0) == 0) {
+      ++nemo;
+      EXPECT_EQ(r.precision, "fp8");  // delayed scaling; primary weights not stated
+      EXPECT_EQ(r.mfu_convention, "megatron-core");
+      const auto number_after = [&](const std::string& key) {
+        const auto at = r.source.find(key);
+        EXPECT_NE(at, std::string::npos) << key;
+        return at == std::string::npos ? 0.0 : std::atof(r.source.c_str() + at + key.size());
+      };
+      const double tps = number_after("tokens/s/GPU ");
+      const double tflops = number_after("Model TFLOP/s/GPU ");
+      ASSERT_GT(tps, 0);
+      ASSERT_GT(tflops, 0);
+      const double step = *r.measured_step_time_s;
+      EXPECT_NEAR(double(r.global_batch_size) * r.seq_length / (step * r.gpus) / tps, 1.0, 1e-4);
+      const double flops =
+          convention_flops_per_step(MfuConvention::kMegatronCore, model_of(r), r.global_batch_size);
+      EXPECT_NEAR(flops / (step * r.gpus) / 1e12 / tflops, 1.0, 0.001);  // within 0.05 %
+    } else if (r.id.find("-fp8-") != std::string::npos && r.id.rfind("dgxc-v25.0", 0) == 0) {
+      ++dgxc;  // NeMo 24.09 and 25.04 recipes: delayed scaling with FP8 primary weights
+      EXPECT_EQ(r.precision, "fp8-delayed");
+      EXPECT_TRUE(r.measured_mfu_pct.has_value());
+    }
+  }
+  EXPECT_EQ(nemo, 8);
+  EXPECT_EQ(dgxc, 26);
 }
 
 ModelSpec nemotron4_340b() {
@@ -859,6 +899,49 @@ TEST(ValidateRun, PrecheckReasons) {
   f.ffn_hidden_size = 0;
   f.vocab_size = 0;
   EXPECT_EQ(precheck_run(f), "model not fully stated (empty: ffn_hidden_size, vocab_size)");
+}
+
+// The precision column selects the FP8 recipe (docs/interface.md, docs/precision.md): fp8 and
+// fp8-delayed are delayed scaling, fp8-cs current scaling, fp8-mx MXFP8; on a nemo* stack every
+// FP8 value but plain fp8 also sets FP8 primary weights and bf16 main gradients (the performance
+// recipes' fp8_params / fp8_param_gather), which the fp8-delayed rows of runs-public.csv rely on.
+TEST(ValidateRun, PrecisionColumnSelectsTheFp8RecipeAndPrimaryWeights) {
+  Problem base = test::gpt175b_a100();     // stands in for a loaded preset
+  base.gpu.peak_fp8_flop_per_s = 1979e12;  // with FP8 and MXFP8 tensor cores
+  base.gpu.mxfp8 = true;
+  base.training.grad_reduce_in_fp32 = true;
+  struct Case {
+    const char* precision;
+    const char* stack;
+    const char* want;
+    Fp8Recipe recipe;
+    bool primary_fp8;
+  };
+  const Case cases[] = {
+      {"fp8", "nemo-24.x", "fp8", Fp8Recipe::kDelayed, false},
+      {"fp8-delayed", "nemo-24.x", "fp8", Fp8Recipe::kDelayed, true},
+      {"fp8-delayed", "nemo-25.x", "fp8", Fp8Recipe::kDelayed, true},
+      {"fp8-cs", "nemo-25.x", "fp8", Fp8Recipe::kCurrent, true},
+      {"fp8-mx", "nemo-25.x", "fp8", Fp8Recipe::kMxfp8, true},
+      {"fp8-cs", "torchtitan-2024", "fp8", Fp8Recipe::kCurrent, false},
+      {"fp8-delayed", "megatron-core", "fp8", Fp8Recipe::kDelayed, false},
+      {"bf16", "nemo-24.x", "bf16", Fp8Recipe::kDelayed, false},
+  };
+  const RunRecord row = public_run("dgxc-v25.01-llama31-70b-fp8-64");
+  const GpuMapping gpu = map_gpu(row.gpu);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.precision) + " / " + c.stack);
+    RunRecord r = row;
+    r.precision = c.precision;
+    r.stack = c.stack;
+    Problem p = base;
+    std::string why;
+    ASSERT_TRUE(apply_run_to_problem(r, gpu, &p, &why)) << why;
+    EXPECT_EQ(p.training.precision, c.want);
+    EXPECT_EQ(p.training.fp8_recipe, c.recipe);
+    EXPECT_EQ(p.training.fp8_param_gather, c.primary_fp8);
+    EXPECT_EQ(p.training.grad_reduce_in_fp32, !c.primary_fp8);
+  }
 }
 
 TEST(ValidateRun, RowOverridesTheLoadedProblem) {

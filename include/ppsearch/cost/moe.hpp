@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ppsearch/cost/attention_window.hpp"
 #include "ppsearch/cost/comm.hpp"
 #include "ppsearch/cost/items.hpp"
 #include "ppsearch/search/candidate.hpp"

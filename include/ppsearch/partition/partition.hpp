@@ -83,6 +83,11 @@ class PartitionWorkspace {
   double m_heaviest_item_s = 0;  // max of time_s
   int m_transient_mode = 0;      // 0: all zero, 1: a single non-zero item, 2: sparse table
   int m_transient_item = -1;
+  // The per-item vectors the prefix sums and the transient structure above were built from
+  // (copies, compared bit for bit): a later call with the same items skips rebuilding them
+  // (docs/performance.md "Partition workspace").
+  bool m_prepared = false;
+  std::vector<double> m_items_time, m_items_static, m_items_act, m_items_transient;
 };
 
 /// O(L²·S) PipeDream-style DP (docs/algorithms.md §1.1). The test oracle: it checks every split
@@ -105,6 +110,13 @@ Partition partition_fast(const PartitionProblem& problem);
 /// Allocation-free variant of partition_fast(); the result lives in the workspace and stays
 /// valid until the next call that uses the same workspace.
 const Partition& partition_fast(const PartitionProblem& problem, PartitionWorkspace& workspace);
+
+/// Same as above, starting the passes at max(first_limit, the lower-bound estimate). The result
+/// does not depend on first_limit (any value, +infinity included); a value at or above the
+/// optimum, such as the bottleneck of any feasible partition of this problem, finishes in one
+/// pass (docs/performance.md "Partition first limit").
+const Partition& partition_fast(const PartitionProblem& problem, PartitionWorkspace& workspace,
+                                double first_limit);
 
 /// Exact reachability probe, O(L·S) (docs/algorithms.md §1.3a), plus bisection on the bottleneck.
 /// Midpoints are taken in value, falling back to the ordered bit patterns of doubles when that
@@ -137,6 +149,12 @@ double stage_time(const PartitionProblem& problem, int stage, int first_item, in
 /// infeasible with bottleneck +inf. Otherwise bottleneck_s is the max stage time and feasible
 /// says whether every stage fits in memory. The bounds are copied into the result.
 Partition evaluate_partition(const PartitionProblem& problem, const std::vector<int>& bounds);
+
+/// Same as evaluate_partition() above, with the workspace's buffers (no allocation once they are
+/// warm; the prefix sums are kept for a following partition_fast() of the same items). The
+/// result lives in the workspace and stays valid until the next call that uses it.
+const Partition& evaluate_partition(const PartitionProblem& problem, const std::vector<int>& bounds,
+                                    PartitionWorkspace& workspace);
 
 /// Partial recomputation chosen per stage (Megatron-LM's --recompute-granularity full
 /// --recompute-method block --recompute-num-layers N, which recomputes the first N layers of

@@ -19,6 +19,9 @@ struct EvalOptions {
   bool want_stages = true;             // fill Evaluation::stages
   bool want_breakdown = false;         // fill Evaluator::breakdown() (explain, trace); the
                                        // search leaves it off
+  bool memo = true;  // answer a candidate from recent simulations and memory-free partitions
+                     // of identical inputs (docs/performance.md; the same result bit for bit);
+                     // off: every candidate is computed in full (benchmarks)
 };
 
 // What lies behind one feasible evaluation, per pipeline rank (index = rank): the schedule

@@ -66,6 +66,9 @@ struct ModelSpec {
   int mla_qk_rope_head_dim = 0;        // MLA decoupled RoPE width per head
   int mla_qk_nope_head_dim = 0;        // MLA query/key width per head without RoPE
   int mla_v_head_dim = 0;              // MLA value width per head
+  // Sliding-window attention (docs/moe.md "Sliding-window attention"; GPT-OSS).
+  int attention_window = 0;       // keys before each query in a windowed layer (0 = full)
+  int window_attn_skip_freq = 0;  // every N-th layer is full attention (0 = all windowed)
 };
 
 struct TrainingSpec {

@@ -74,7 +74,8 @@ inline constexpr std::array<const char*, 29> kRunsColumns = {
 ///        Mixture of experts (docs/moe.md, tests/validation/runs-moe.csv): `head_dim` (empty =
 ///        hidden_size / attention_heads), the model.moe_* and model.mla_* keys of the same names
 ///        (empty = 0), `ep` and `etp` (empty = 1) and `routing` (force-balanced, natural, ...).
-inline constexpr std::array<const char*, 21> kRunsOptionalColumns = {
+///        Sliding-window attention: `attention_window`, `window_attn_skip_freq` (empty = 0).
+inline constexpr std::array<const char*, 23> kRunsOptionalColumns = {
     "measured_peak_memory_gb",
     "memory_metric",
     "memory_derivation",
@@ -97,6 +98,9 @@ inline constexpr std::array<const char*, 21> kRunsOptionalColumns = {
     "ep",
     "etp",
     "routing",
+    // Sliding-window attention (docs/moe.md "Sliding-window attention").
+    "attention_window",
+    "window_attn_skip_freq",
 };
 
 /// \brief One checked row of a runs CSV. Integers that the source does not state are
@@ -141,6 +145,8 @@ struct RunRecord {
       mla_kv_lora_rank = 0, mla_qk_rope_head_dim = 0, mla_qk_nope_head_dim = 0, mla_v_head_dim = 0;
   int ep = 1, etp = 1;
   std::string routing;  ///< "force-balanced", "natural", ... lower-case ("" = not stated)
+  // Sliding-window attention (docs/moe.md): the model keys of the same names, empty = 0.
+  int attention_window = 0, window_attn_skip_freq = 0;
 };
 
 /// \brief Parses and checks a whole runs CSV. Checks the header (every schema column of

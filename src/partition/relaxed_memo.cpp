@@ -1,0 +1,53 @@
+// Memo of time-optimal partitions without a memory limit (docs/performance.md "Relaxed partition
+// memo").
+#include "ppsearch/partition/relaxed_memo.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace ppsearch {
+namespace {
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
+}
+
+}  // namespace
+
+const std::vector<int>* RelaxedPartitionMemo::find(const PartitionProblem& p) {
+  ++tick_;
+  const std::size_t n = p.time_s.size();
+  const std::size_t mid = n / 2;
+  for (Entry& e : entries_) {
+    // The middle item's time first, inline: it tells most entries apart without a call.
+    if (e.stages == p.stages && e.time.size() == n && n > 0 &&
+        std::memcmp(&e.time[mid], &p.time_s[mid], sizeof(double)) == 0 &&
+        same_bits(e.time, p.time_s) && same_bits(e.comm, p.comm_s)) {
+      e.last_use = tick_;
+      ++hits_;
+      return &e.bounds;
+    }
+  }
+  return nullptr;
+}
+
+void RelaxedPartitionMemo::insert(const PartitionProblem& p, const std::vector<int>& bounds) {
+  if (capacity_ == 0) return;
+  Entry* slot = nullptr;
+  if (entries_.size() < capacity_) {
+    slot = &entries_.emplace_back();
+  } else {
+    slot = &*std::min_element(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
+      return a.last_use < b.last_use;
+    });
+  }
+  slot->stages = 0;  // matches again only once the copies below are complete
+  slot->time = p.time_s;
+  slot->comm = p.comm_s;
+  slot->bounds = bounds;
+  slot->last_use = tick_;
+  slot->stages = p.stages;
+}
+
+}  // namespace ppsearch

@@ -1,0 +1,112 @@
+// Sliding-window attention (docs/moe.md "Sliding-window attention"): closed forms of the work
+// factor, the per-layer correction, neutrality without a window, and the config checks.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "../support/builders.hpp"
+#include "ppsearch/cost/attention_window.hpp"
+#include "ppsearch/cost/comm.hpp"
+#include "ppsearch/cost/items.hpp"
+#include "ppsearch/search/evaluate.hpp"
+#include "ppsearch/spec/check.hpp"
+
+namespace ppsearch {
+namespace {
+
+using test::llama70b_h200;
+using test::make_candidate;
+
+// GPT-OSS-120B's attention shape (Megatron-Bridge gpt_oss_provider.py) on a dense stand-in.
+Problem gpt_oss_like(int window, int skip) {
+  Problem p = llama70b_h200();
+  p.model.layers = 36;
+  p.model.hidden_size = 2880;
+  p.model.ffn_hidden_size = 2880;
+  p.model.attention_heads = 64;
+  p.model.kv_heads = 8;
+  p.model.head_dim = 64;
+  p.model.vocab_size = 201088;
+  p.model.seq_length = 4096;
+  p.model.attention_window = window;
+  p.model.window_attn_skip_freq = skip;
+  p.training.global_batch_size = 64;
+  p.gpus = {64};
+  return p;
+}
+
+TEST(AttentionWindow, WorkFactorClosedForm) {
+  // Every other layer windowed: half of the 36 layers; a windowed layer runs w + one key block
+  // = 256 keys per query against s/2 = 2048 for causal full attention.
+  const ModelSpec m = gpt_oss_like(128, 2).model;
+  EXPECT_DOUBLE_EQ(windowed_layer_share(m), 0.5);
+  EXPECT_DOUBLE_EQ(attention_work_factor(m), 0.5 * 256.0 / 2048.0 + 0.5);
+  // Every layer windowed.
+  EXPECT_DOUBLE_EQ(attention_work_factor(gpt_oss_like(128, 0).model), 256.0 / 2048.0);
+  // Every third of 36 layers full: 12 full, 24 windowed.
+  EXPECT_DOUBLE_EQ(windowed_layer_share(gpt_oss_like(128, 3).model), 24.0 / 36.0);
+  // An odd layer count: 5 layers, every 2nd full = 2 full.
+  Problem five = gpt_oss_like(128, 2);
+  five.model.layers = 5;
+  EXPECT_DOUBLE_EQ(windowed_layer_share(five.model), 3.0 / 5.0);
+}
+
+TEST(AttentionWindow, NoWindowOrAWindowAsLongAsHalfTheSequenceIsFullAttention) {
+  EXPECT_DOUBLE_EQ(attention_work_factor(gpt_oss_like(0, 0).model), 1.0);
+  EXPECT_FALSE(has_attention_window(gpt_oss_like(0, 0).model));
+  // skip frequency 1: every layer is full attention.
+  EXPECT_DOUBLE_EQ(attention_work_factor(gpt_oss_like(128, 1).model), 1.0);
+  // w + block ≥ s/2: the window skips nothing the causal kernel would run.
+  EXPECT_DOUBLE_EQ(attention_work_factor(gpt_oss_like(2048 - 128, 0).model), 1.0);
+  EXPECT_LT(attention_work_factor(gpt_oss_like(2048 - 129, 0).model), 1.0);
+}
+
+TEST(AttentionWindow, LayerCorrectionIsTheSkippedCoreAttention) {
+  const Problem p = gpt_oss_like(128, 2);
+  const Links l = effective_links(p.cluster);
+  for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+    const Candidate c = make_candidate(p, 2, 1, 32, 2, Schedule::k1F1B, r, 1, 1);
+    const ItemCost full = chain_costs(p, c, l).layer;
+    ItemCost win = full;
+    apply_attention_window(p, c, &win);
+    // items.cpp: half of 4·b·s_q·s·h_q/t at peak·attention_efficiency; backward 2.5×.
+    const double m_tok = 2.0 * 4096, hq = 64.0 * 64;
+    const double att = 0.5 * 4.0 * m_tok * 4096 * hq / 2 / (p.gpu.peak_flop_per_s * 0.5);
+    const double cut = att * (1.0 - attention_work_factor(p.model));
+    const double replay = r == Recompute::kNone ? 0.0 : cut;  // both replay the core attention
+    EXPECT_NEAR(full.fwd_s - win.fwd_s, cut, 1e-12);
+    EXPECT_NEAR(full.bwd_s - win.bwd_s, 2.5 * cut + replay, 1e-12);
+    EXPECT_NEAR(full.compute_s - win.compute_s, 3.5 * cut + replay, 1e-12);
+    EXPECT_DOUBLE_EQ(full.act_bytes, win.act_bytes);  // FlashAttention keeps O and the LSE only
+  }
+}
+
+TEST(AttentionWindow, WindowedModelIsFasterAndAFullWindowChangesNothing) {
+  const Problem plain = gpt_oss_like(0, 0);
+  const Candidate c = make_candidate(plain, 1, 2, 32, 1, Schedule::k1F1B, Recompute::kFull, 0, 1);
+  const Evaluation base = evaluate(plain, c);
+  ASSERT_TRUE(base.feasible);
+  const Evaluation win = evaluate(gpt_oss_like(128, 2), c);
+  ASSERT_TRUE(win.feasible);
+  EXPECT_LT(win.iteration_time_s, base.iteration_time_s);
+  // A window that skips nothing takes the windowed code path with an identical answer.
+  const Evaluation same = evaluate(gpt_oss_like(4096, 2), c);
+  EXPECT_DOUBLE_EQ(same.iteration_time_s, base.iteration_time_s);
+  EXPECT_DOUBLE_EQ(same.needed_bytes, base.needed_bytes);
+}
+
+bool has_issue(const Problem& p, const std::string& key) {
+  for (const ConfigIssue& i : check(p))
+    if (i.key == key) return true;
+  return false;
+}
+
+TEST(AttentionWindow, CheckNamesTheSkipFrequencyKey) {
+  EXPECT_FALSE(has_issue(gpt_oss_like(128, 2), "model.window_attn_skip_freq"));
+  EXPECT_TRUE(has_issue(gpt_oss_like(0, 2), "model.window_attn_skip_freq"));
+  EXPECT_TRUE(has_issue(gpt_oss_like(128, 37), "model.window_attn_skip_freq"));
+  EXPECT_FALSE(has_issue(gpt_oss_like(128, 36), "model.window_attn_skip_freq"));
+}
+
+}  // namespace
+}  // namespace ppsearch
