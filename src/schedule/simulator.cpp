@@ -947,8 +947,8 @@ bool periodic_fast(const ScheduleInput& in, Impl& ws, ScheduleResult* out) {
   }
 }
 
-// ZB-H2's time is its period under the Zero Bubble paper's optimizer post-validation (ICLR'24
-// §4): the next iteration's forwards start on each stage as soon as that stage is done, so
+// ZB-H2's and ZB-V's time is the period under the Zero Bubble paper's optimizer post-validation
+// (ICLR'24 §4): the next iteration's forwards start on each stage as soon as that stage is done, so
 // consecutive iterations overlap in the fill and the drain and one iteration costs
 // max_d (last end − first start) of device d, the paper's parallelogram (§2.2). Device d's first
 // op is F(d, 0), which starts when micro-batch 0 arrives: Σ_{σ<d} (F(σ) + its send). Times are
