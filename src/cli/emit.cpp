@@ -496,8 +496,11 @@ LaunchConfig torchtitan(const Problem& p, const ResultRow& r,
     if (sch == Schedule::kZBV && r.vpp == 2) {
       schedule_name = "ZBVZeroBubble";
       b.approx(
-          "ZBVZeroBubble places B and W with its own rules; ppsearch simulated its own ZB-V "
-          "order (docs/algorithms.md §2.4): same memory bound, the bubble may differ");
+          "ZBVZeroBubble places B and W with its own rules; ppsearch simulated the reference "
+          "zbv.py order (docs/algorithms.md §2.4) and reports its period under optimizer "
+          "post-validation, where one step's cool-down overlaps the next step's warm-up; "
+          "torch.distributed.pipelining flushes every step, so expect up to (PP-1) chunk "
+          "forwards more per step than the row's iteration_time_s");
     }
     if (sch == Schedule::kDualPipe) {
       b.refuse(

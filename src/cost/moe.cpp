@@ -442,14 +442,20 @@ MoeItems moe_items(const Problem& pb, const Candidate& c, const Links& links,
 
   // ---- Activations -------------------------------------------------------------------------
   // Per routed assignment: FC1 input (h), FC1 output (2F_e/etp gated), activation output
-  // (F_e/etp), expert output kept for the weighted unpermute (h); router logits and
-  // probabilities in fp32; the shared experts as a dense MLP (6F or 4F per token, TP-sharded).
+  // (F_e/etp) and its routing probability (fp32); router logits and probabilities in fp32; the
+  // shared experts as a dense MLP (6F or 4F per token, TP-sharded). The expert output is not
+  // kept: since Megatron-Core 0.13 the probabilities multiply the activation inside the experts
+  // (experts.py TEGroupedMLP: weighted_bias_swiglu_impl, whose WeightedSwiGLUFunction saves the
+  // FC1 output and the probs; fused_bias_swiglu.py) and the dispatchers' unpermute gets no
+  // probs, so it saves only indices (token_dispatcher.py, moe_utils.py unpermute; "Memory
+  // efficient token permutation", NVIDIA/Megatron-LM 2659630, core_v0.13.0 to core_v0.15.0).
   // In FP8 the expert GEMMs save their inputs (FC1's h, FC2's F_e/etp) as FP8 for wgrad
   // (TE GroupedLinear; docs/precision.md "Memory"); with moe_act FC2's input is recomputed.
   // The shared experts' FC2 input likewise (their FC1 input is the attention-only layer's).
   const double fp8_saved = (kBf16 - prec.saved_input_bytes) *
                            (rows * (h + (moe_act ? 0.0 : fe)) + tokens * (moe_act ? 0.0 : fsh));
-  const double a_expert = kBf16 * rows * (2.0 * h + (glu ? 3.0 : 2.0) * fe - (moe_act ? fe : 0.0));
+  const double a_expert =
+      kBf16 * rows * (h + (glu ? 3.0 : 2.0) * fe - (moe_act ? fe : 0.0)) + kFp32 * rows;
   const double a_router = 2.0 * kFp32 * m_tok * E;
   const double a_shared = kBf16 * tokens * (glu ? 3.0 : 2.0) * fsh;
   const double a_moe = a_expert + a_router + a_shared - (prec.fp8 ? fp8_saved : 0.0);

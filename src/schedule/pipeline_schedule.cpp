@@ -49,16 +49,21 @@ std::string check_vector(const char* field, const std::vector<double>& values, s
   return std::string();
 }
 
-// ZB-V at its design point T_F = T_B = T_W (sail-sg README "ZBV": bubble rate → 0, activation
-// memory 1× 1F1B): with this module's ZB-V order the only idle time is the forward fill of the
-// last device, P−1 chunk forwards of f/2 each, for M >= 2P [derived; checked against the
-// simulator for P <= 12 in the unit tests; docs/algorithms.md §2.1]. No closed form is claimed
-// off that point (NaN): the order is a greedy plan.
+// ZB-V at its design point T_F = T_B = T_W (sail-sg README "ZBV" table: bubble 0 at
+// T_F = T_B = T_W, activation memory 1× 1F1B; its generator `scheduler/zbv.py` counts each
+// rank's bubble from the rank's first F, i.e. under the optimizer post-validation it is run with).
+// ppsearch's order follows that generator and the simulator reports ZB-V's time as that period,
+// like ZB-H2's (max over ranks of last end − first start): M(f+b+w) for every M >= 2P−1, the
+// range where zbv.py's plan has no bubble (below it the pipeline never fills) [checked
+// against the simulator and an independent event model for P <= 12 in the unit tests;
+// docs/algorithms.md §2.1]. One isolated iteration takes (P−1)·f/2 longer (the last rank's first
+// F waits for P−1 chunk forwards). No closed form is claimed off that point (NaN): the order is a
+// cost-aware plan.
 double zbv_closed_form(int P, int M, double f, double b, double w) {
-  if (!(f == b && b == w) || M < 2 * P) {
+  if (!(f == b && b == w) || P < 1 || M < 1 || M < 2 * P - 1) {
     return std::numeric_limits<double>::quiet_NaN();
   }
-  return M * (f + b + w) + (P - 1) * f / 2;
+  return M * (f + b + w);
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
 #include "ppsearch/schedule/schedule_order.hpp"
 
 #include <algorithm>
+#include <array>
 #include <deque>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ppsearch {
@@ -87,12 +89,14 @@ void interleaved_device(int d, int P, int v, int M, std::vector<PipeOp>& out) {
   }
 }
 
-// ZB-V (Qi et al. 2024, arXiv 2405.15362, the V-shape building block; sail-sg README "ZBV": each
-// device holds exactly 2 chunks in a V and keeps 1F1B's activation memory; docs/algorithms.md
-// §2.4). The order is what a greedy list scheduler produces for uniform chunks with the per-chunk
-// times of `hint` (cost-aware like sail-sg `scheduler/zbv.py`, with this module's own, simpler
-// rules); the simulator then runs that order with the real per-stage times like every other
-// order. Devices are served in the order of their clocks; a device whose clock is t runs
+// ZB-V fallback, used only when the reference plan below (run_vplan) breaks one of its rules
+// (not seen on 20,000 random shapes; docs/algorithms.md §2.4). Qi et al. 2024, arXiv 2405.15362,
+// the V-shape building block; sail-sg README "ZBV": each device holds exactly 2 chunks in a V and
+// keeps 1F1B's activation memory. The order is what a greedy list scheduler produces for uniform
+// chunks with the per-chunk times of `hint` (cost-aware like sail-sg `scheduler/zbv.py`, with this
+// module's own, simpler rules); the simulator then runs that order with the real per-stage times
+// like every other order. Devices are served in the order of their clocks; a device whose clock is
+// t runs
 //   1. a B whose input gradient is there (the variant says which chunk first);
 //   2. else an F whose input is there (chunk 1, the one nearer the turn of the V, first) if the
 //      memory rule allows it;
@@ -243,12 +247,274 @@ double zbv_plan(int P, int M, const OrderHint& hint, bool b_chunk0_first, bool p
   return makespan;
 }
 
+// ZB-V after the V-schedule generator of sail-sg/zero-bubble-pipeline-parallelism
+// (`megatron/core/pipeline_parallel/zerobubble/scheduler/zbv.py`, `PipelineGraph.try_v_schedule`
+// and `create_schedule`; Qi et al. 2024, arXiv 2405.15362, the V-shape building block;
+// docs/algorithms.md §2.4). Rank d holds chunk 0 = stage d and chunk 1 = stage 2P−1−d. The plan
+// runs uniform chunks with the per-chunk times of `hint`, no transfer time, and a memory limit of
+// 2P chunk activations (P stages' worth, 1F1B's peak on rank 0; a B frees 1 − w_state of an
+// activation, its W the rest). Its phases, as in that generator:
+//   1. every rank runs F0 of micro-batch 0;
+//   2. from rank P−1 down to 0, rank d runs more F0 rounds (one F0 on each rank j ≤ d) while they
+//      end before the F1 input from rank d+1 arrives and fit the memory (2 + 2d places kept free),
+//      then its first F1: rank d ends the warm-up with 2P−1−2d F0s before it (equal times);
+//   3. from rank 1 up, F rounds (one F on each rank j ≥ d, chunks alternating) until rank d has
+//      as many forwards as rank d−1 and more F1s: with equal times rank d enters the steady state
+//      with 2P−1−d F0s and d+1 F1s, 2P activations;
+//   4. 2M rounds of one B per rank (the chunk whose gradient is there, the chunk-1 stage — chunk 0
+//      of the backward, which starts at the turn of the V — otherwise), then one F per rank (F1
+//      when its input is there, else F0), each preceded by pending Ws (FIFO) that end before its
+//      input arrives, and one more W where the op would otherwise wait longer than the rank's
+//      share of the largest bubble so far (the "fill" variants decide this for the B of chunk 0
+//      and for F); the memory limit forces Ws out first;
+//   5. the remaining Ws.
+// Each rank's bubble is counted from its first F. The plan is repeated with the bubbles of the
+// previous plan as an allowance while the largest bubble shrinks, and the best of the four fill
+// variants is kept, as that generator does. Written from that code's description, not copied.
+// Returns false when a step of the plan would break a dependency or the memory limit (the plan is
+// then not used).
+struct VPlan {
+  int P = 0;
+  int M = 0;
+  double cost[3] = {1, 1, 1};  // F, B, W
+  double mem[3] = {1, 0, 0};   // activation change of F, B, W
+  double max_mem = 0;
+  bool fill_b = true;
+  bool fill_f = true;
+  std::vector<double> approved;  // empty: none
+  // Results.
+  std::vector<double> bubble;
+  std::vector<std::vector<PipeOp>> ops;
+  double max_bubble = 0;
+};
+
+bool run_vplan(VPlan& pl) {
+  const int P = pl.P;
+  const int M = pl.M;
+  const int V = 2 * P;
+  // end[((cat * 2 + chunk) * P + stage) * M + mb]; < 0 while not planned. As in zbv.py, the
+  // backward's chunk index runs along the backward: B chunk 0 is stage 2P−1−d (rank d's chunk 1).
+  std::vector<double> end(static_cast<std::size_t>(6) * P * M, -1.0);
+  auto id = [&](int cat, int chunk, int stage, int mb) {
+    return (static_cast<std::size_t>(cat * 2 + chunk) * P + stage) * M + mb;
+  };
+  std::vector<std::array<int, 6>> cnt(static_cast<std::size_t>(P), std::array<int, 6>{});
+  std::vector<double> cur(static_cast<std::size_t>(P), 0.0);
+  std::vector<double> mem(static_cast<std::size_t>(P), 0.0);
+  std::vector<std::deque<int>> pending(static_cast<std::size_t>(P));  // chunk of each pending W
+  pl.bubble.assign(static_cast<std::size_t>(P), 0.0);
+  pl.ops.assign(static_cast<std::size_t>(P), {});
+  double max_approved = -1;
+  for (double a : pl.approved) max_approved = std::max(max_approved, a);
+  auto max_bubble = [&](int stage) {
+    double m = 0;
+    for (double b : pl.bubble) m = std::max(m, b);
+    if (stage >= 0 && !pl.approved.empty()) {
+      m = std::max(m, max_approved - pl.approved[static_cast<std::size_t>(stage)]);
+    }
+    return m;
+  };
+  const double eps = 1e-9;
+  auto put = [&](int cat, int chunk, int s) -> bool {
+    const auto su = static_cast<std::size_t>(s);
+    const int k = cnt[su][static_cast<std::size_t>(cat * 2 + chunk)];
+    if (k >= M || mem[su] + pl.mem[cat] > pl.max_mem + eps) return false;
+    const double no_wait = cur[su] + pl.cost[cat];
+    double t = no_wait;
+    if (cat > 0 || chunk > 0) {  // the op before it on the same rank must be planned
+      const std::size_t prev = cat < 2
+                                   ? id((cat * 2 + chunk - 1) / 2, (cat * 2 + chunk - 1) % 2, s, k)
+                                   : id(1, chunk, s, k);
+      if (end[prev] < 0) return false;
+    }
+    if (cat < 2 && ((chunk == 1 && s < P - 1) || (chunk == 0 && s > 0))) {
+      const double in = end[id(cat, chunk, chunk == 1 ? s + 1 : s - 1, k)];
+      if (in < 0) return false;
+      t = std::max(t, in + pl.cost[cat]);
+    }
+    if (cnt[su][0] > 0) pl.bubble[su] += t - no_wait;
+    end[id(cat, chunk, s, k)] = t;
+    cur[su] = t;
+    mem[su] += pl.mem[cat];
+    // F chunk c runs stage c ? 2P−1−s : s; B and W chunk c run stage c ? s : 2P−1−s.
+    const bool low = (cat == 0) == (chunk == 0);
+    pl.ops[su].push_back({cat == 0   ? OpKind::kF
+                          : cat == 1 ? OpKind::kB
+                                     : OpKind::kW,
+                          low ? s : V - 1 - s, k});
+    if (cat == 1) pending[su].push_back(chunk);
+    ++cnt[su][static_cast<std::size_t>(cat * 2 + chunk)];
+    return true;
+  };
+  auto put_w = [&](int s) -> bool {
+    auto& q = pending[static_cast<std::size_t>(s)];
+    if (q.empty()) return false;
+    const int chunk = q.front();
+    q.pop_front();
+    return put(2, chunk, s);
+  };
+  auto c = [&](int s, int k) {
+    return cnt[static_cast<std::size_t>(s)][static_cast<std::size_t>(k)];
+  };
+  // Phase 1.
+  for (int s = 0; s < P; ++s) {
+    if (!put(0, 0, s)) return false;
+  }
+  // Phase 2.
+  for (int s = P - 1; s >= 0; --s) {
+    if (s < P - 1) {
+      const double arrive = end[id(0, 1, s + 1, 0)];
+      const auto su = static_cast<std::size_t>(s);
+      while (mem[su] + pl.mem[0] * (2 + 2 * s) <= pl.max_mem + eps &&
+             cur[su] + pl.cost[0] <= arrive + eps && c(s, 0) < M) {
+        for (int j = 0; j <= s; ++j) {
+          if (!put(0, 0, j)) return false;
+        }
+      }
+    }
+    if (!put(0, 1, s)) return false;
+  }
+  // Phase 3.
+  int chunk = 0;
+  int idle = 0;
+  for (int s = 1; s < P; ++s) {
+    while (c(s, 0) + c(s, 1) < c(s - 1, 0) + c(s - 1, 1) ||
+           (c(s, 1) <= c(s - 1, 1) && c(s - 1, 1) < M)) {
+      bool any = false;
+      for (int j = P - 1; j >= s; --j) {
+        if (c(j, chunk) < M) {
+          if (!put(0, chunk, j)) return false;
+          any = true;
+        }
+      }
+      idle = any ? 0 : idle + 1;
+      if (idle >= 2) return false;  // neither chunk can run: the rule cannot be met
+      chunk = 1 - chunk;
+    }
+  }
+  // Fills the wait before an op whose input is `in_id` (or none) on stage s; `fill` allows the
+  // extra W.
+  auto fill_before = [&](int s, long long in_id, bool fill) -> bool {
+    const auto su = static_cast<std::size_t>(s);
+    if (in_id < 0) return true;
+    const double in = end[static_cast<std::size_t>(in_id)];
+    while (!pending[su].empty() && in >= cur[su] + pl.cost[2] - eps) {
+      if (!put_w(s)) return false;
+    }
+    if (fill && !pending[su].empty() && in - cur[su] > max_bubble(s) - pl.bubble[su] + eps) {
+      if (!put_w(s)) return false;
+    }
+    return true;
+  };
+  // Phase 4.
+  for (int round = 0; round < 2 * M; ++round) {
+    for (int s = 0; s < P; ++s) {
+      while (mem[static_cast<std::size_t>(s)] + pl.mem[1] > pl.max_mem + eps) {
+        if (!put_w(s)) return false;
+      }
+    }
+    std::vector<std::pair<int, int>> order;  // (stage, B chunk)
+    std::vector<int> b0;
+    for (int s = 0; s < P; ++s) {
+      bool one = false;
+      if (c(s, 3) < c(s, 2)) {
+        one = s == P - 1 || end[id(1, 1, s + 1, c(s, 3))] >= 0 || c(s, 2) >= M;
+      }
+      if (one) {
+        order.insert(order.begin(), {s, 1});  // the chunk-1 Bs from the last stage down
+      } else {
+        b0.push_back(s);
+      }
+    }
+    for (int s : b0) order.push_back({s, 0});
+    for (auto [s, ch] : order) {
+      long long in_id = -1;
+      if (ch == 1 && s < P - 1) in_id = static_cast<long long>(id(1, 1, s + 1, c(s, 3)));
+      if (ch == 0 && s > 0) in_id = static_cast<long long>(id(1, 0, s - 1, c(s, 2)));
+      if (!fill_before(s, in_id, ch == 1 || pl.fill_b) || !put(1, ch, s)) return false;
+    }
+    for (int s = 0; s < P; ++s) {
+      if (c(s, 1) >= M) continue;
+      int item = -1;
+      if (c(s, 1) >= c(s, 0)) {
+        item = 0;
+      } else if (s == P - 1 || end[id(0, 1, s + 1, c(s, 1))] >= 0) {
+        item = 1;
+      } else if (c(s, 0) < M && (s == 0 || end[id(0, 0, s - 1, c(s, 0))] >= 0)) {
+        item = 0;
+      }
+      if (item < 0) continue;
+      while (mem[static_cast<std::size_t>(s)] + pl.mem[0] > pl.max_mem + eps) {
+        if (!put_w(s)) return false;
+      }
+      long long in_id = -1;
+      if (item == 0 && s > 0) in_id = static_cast<long long>(id(0, 0, s - 1, c(s, 0)));
+      if (item == 1 && s < P - 1) in_id = static_cast<long long>(id(0, 1, s + 1, c(s, 1)));
+      if (!fill_before(s, in_id, pl.fill_f) || !put(0, item, s)) return false;
+    }
+  }
+  // Phase 5.
+  for (int s = 0; s < P; ++s) {
+    while (!pending[static_cast<std::size_t>(s)].empty()) {
+      if (!put_w(s)) return false;
+    }
+  }
+  for (int s = 0; s < P; ++s) {
+    if (pl.ops[static_cast<std::size_t>(s)].size() != static_cast<std::size_t>(6 * M)) return false;
+  }
+  pl.max_bubble = max_bubble(-1);
+  return true;
+}
+
+// The best V plan (see run_vplan): for each fill variant, the chain of re-plans with the previous
+// bubbles as allowance while the largest bubble shrinks; the earliest plan with the smallest
+// largest bubble wins. False when no variant plans.
+bool vplan_order(int P, int M, const OrderHint& hint, std::vector<std::vector<PipeOp>>& best) {
+  bool have = false;
+  double best_bubble = 0;
+  for (bool fill_b : {true, false}) {
+    for (bool fill_f : {true, false}) {
+      VPlan pl;
+      pl.P = P;
+      pl.M = M;
+      const double f = hint.f > 0 ? hint.f : 1;
+      pl.cost[0] = f;
+      pl.cost[1] = hint.b;
+      pl.cost[2] = hint.w;
+      const double keep = std::clamp(hint.w_state, 0.0, 1.0);
+      pl.mem[0] = 1;
+      pl.mem[1] = -(1 - keep);
+      pl.mem[2] = -keep;
+      pl.max_mem = 2.0 * P;
+      pl.fill_b = fill_b;
+      pl.fill_f = fill_f;
+      double prev = -1;
+      for (int step = 0; step < 64; ++step) {
+        if (!run_vplan(pl)) break;
+        if (!have || pl.max_bubble < best_bubble - 1e-9) {
+          have = true;
+          best_bubble = pl.max_bubble;
+          best = pl.ops;
+        }
+        if (step > 0 && !(pl.max_bubble < prev - 1e-9)) break;
+        prev = pl.max_bubble;
+        pl.approved = pl.bubble;
+      }
+    }
+  }
+  return have;
+}
+
 std::string zbv_order(int P, int M, const OrderHint& hint, std::vector<PipeOp>& out,
                       std::vector<int>& begin) {
   std::vector<std::vector<PipeOp>> best, plan;
   double best_t = -1;
+  if (vplan_order(P, M, hint, best)) {
+    best_t = 0;  // the reference generator's order
+  }
   for (bool per_stage : {false, true}) {
     for (bool b0 : {true, false}) {
+      if (best_t >= 0) break;
       const double t = zbv_plan(P, M, hint, b0, per_stage, plan);
       if (t >= 0 && (best_t < 0 || t < best_t)) {
         best_t = t;

@@ -947,14 +947,14 @@ bool periodic_fast(const ScheduleInput& in, Impl& ws, ScheduleResult* out) {
   }
 }
 
-// ZB-H2's time is its period under the Zero Bubble paper's optimizer post-validation (ICLR'24
-// §4): the next iteration's forwards start on each stage as soon as that stage is done, so
+// ZB-H2's and ZB-V's time is the period under the Zero Bubble paper's optimizer post-validation
+// (ICLR'24 §4): the next iteration's forwards start on each stage as soon as that stage is done, so
 // consecutive iterations overlap in the fill and the drain and one iteration costs
 // max_d (last end − first start) of device d, the paper's parallelogram (§2.2). Device d's first
 // op is F(d, 0), which starts when micro-batch 0 arrives: Σ_{σ<d} (F(σ) + its send). Times are
 // made relative to each device's first start. docs/algorithms.md §2.1, §2.4.
 void post_validated_period(const ScheduleInput& in, const Impl& ws, ScheduleResult* out) {
-  if (in.kind != ScheduleKind::kZBH2 || !out->ok) {
+  if ((in.kind != ScheduleKind::kZBH2 && in.kind != ScheduleKind::kZBV) || !out->ok) {
     return;
   }
   double first = 0;  // first start of device d

@@ -132,3 +132,26 @@ TEST(MoeA2aOverlap, HidesNoMoreThanTheLayersCompute) {
 
 }  // namespace
 }  // namespace ppsearch
+namespace ppsearch {
+namespace {
+
+// MoE activations per layer and micro-batch by hand (docs/moe.md "Activations"): Qwen3-30B-A3B
+// shape, mbs 2, seq 4096, EP8, TP1, bf16. Megatron-Core (>= 0.13) keeps per routed copy the FC1
+// input (h), the FC1 output (2F_e, saved by the weighted SwiGLU), the FC1 activation output
+// (F_e, FC2's input) and the fp32 routing probability; the expert output is not kept (the
+// unpermute gets no probabilities). Router: fp32 logits and probabilities per token.
+TEST(MoeMemory, ExpertOutputIsNotKeptForTheUnpermute) {
+  Problem p = qwen3_like(Fp8Recipe::kCurrent);
+  p.training.precision = "bf16";
+  Candidate c = make_candidate(p, 1, 1, 8, 2, Schedule::k1F1B, Recompute::kNone, 0, 1);
+  c.ep = 8;
+  const Parts x = parts(p, c);
+  const double tokens = 2.0 * 4096, rows = tokens * 8;  // 65,536 routed copies
+  // 2 · 65536 · 4352 + 4 · 65536 + 2 · 4 · 8192 · 128 = 579,076,096 bytes
+  const double moe_bytes = 579076096.0;
+  EXPECT_DOUBLE_EQ(2.0 * rows * (2048 + 3 * 768) + 4.0 * rows + 8.0 * tokens * 128, moe_bytes);
+  EXPECT_NEAR(x.moe.act_bytes - x.attn.act_bytes, moe_bytes * p.gpu.activation_overhead, 1.0);
+}
+
+}  // namespace
+}  // namespace ppsearch

@@ -155,30 +155,7 @@ TEST(ScheduleV, DualPipeShapeRules) {
   EXPECT_TRUE(std::isnan(closed_form_time(ScheduleKind::kZBV, 4, 1, 8, 1, 1, 1)));
 }
 
-// ZB-V at its design point T_F = T_B = T_W (sail-sg README "ZBV": bubble rate → 0, activation
-// memory 1× 1F1B): the makespan is M(f+b+w) + (P−1)·f/2, i.e. the only idle time is the forward
-// fill of the last device, (P−1) chunk forwards [derived: device P−1 cannot start before the
-// first micro-batch has crossed P−1 chunks of f/2; the rest is filled with W]. Holds for every
-// M >= 2P; below that the pipeline never fills.
-TEST(ScheduleV, ZBVClosedFormAtEqualTimes) {
-  for (int P = 1; P <= 12; ++P) {
-    for (int M = 2 * P; M <= 6 * P; M += std::max(1, P / 2)) {
-      for (double f : {1.0, 0.37}) {
-        SCOPED_TRACE("P=" + std::to_string(P) + " M=" + std::to_string(M));
-        const double expected = M * 3 * f + (P - 1) * f / 2;
-        EXPECT_TRUE(near_rel(expected, closed_form_time(ScheduleKind::kZBV, P, 2, M, f, f, f)));
-        const ScheduleResult r = run(uniform(ScheduleKind::kZBV, P, M, f, f, f));
-        EXPECT_TRUE(near_rel(expected, r.time_s));
-        // Against 1F1B's (M+P−1)(f+b+w) and ZB-H1's M(f+b+w) + (P−1)(f+b−w) (ZB §2.1): the
-        // V has a sixth of 1F1B's bubble and half of ZB-H1's.
-        if (P > 1) {
-          EXPECT_LT(r.time_s, closed_form_time(ScheduleKind::kZBH1, P, 1, M, f, f, f));
-        }
-      }
-    }
-  }
-  EXPECT_TRUE(std::isnan(closed_form_time(ScheduleKind::kZBV, 4, 2, 8, 1, 2, 1)));  // no form
-}
+// ZB-V's closed form at equal times: tests/unit/test_schedule_zbv.cpp.
 
 // Memory: ZB-V holds at most 2P chunk activations per device, W states included, P stages'
 // worth: 1F1B's peak on device 0 (README: activation memory 1× 1F1B). With M >= 2P every device
@@ -337,10 +314,9 @@ TEST(ScheduleV, FastPathAndTraceMatchReference) {
   }
 }
 
-// ZB-V never loses to 1F1B on the same stages in the regime of transformer layers: B between F
-// and 2F (up to full recomputation), W between B/2 and B. Outside it the greedy order can lose
-// (found by sampling: P = 5, M = 27, B = 1.86 F, W = 0.55 F: 105.97 against 1F1B's 105.61;
-// docs/algorithms.md §2.4).
+// ZB-V (its post-validated period) never loses to 1F1B on the same stages in the regime of
+// transformer layers: B between F and 2F (up to full recomputation), W between B/2 and B
+// (docs/algorithms.md §2.4).
 TEST(ScheduleV, ZBVBeats1F1BForLayerLikeTimes) {
   const std::uint32_t seed = base_seed() + 15;
   std::mt19937 rng(seed);

@@ -21,7 +21,8 @@ enum class ScheduleKind {
   kInterleaved1F1B = 2,  ///< Megatron interleaved order, v chunks per device, group size P
   kZBH1 = 3,             ///< Zero Bubble ZB-H1 (Qi et al., ICLR'24 §2.1): split B and W
   kZBV = 4,              ///< ZB-V (Qi et al. 2024, arXiv 2405.15362; sail-sg README): 2 chunks per
-             ///< device in a V (device d holds virtual stages d and 2P−1−d), split B/W
+             ///< device in a V (device d holds virtual stages d and 2P−1−d), split B/W;
+             ///< its time is the period under optimizer post-validation, as ZB-H2's
   kDualPipe = 5,  ///< DualPipe (DeepSeek-V3 report §3.2.1): two pipelines in opposite
                   ///< directions, two parameter copies per device, split B/W
   kZBH2 = 6,  ///< Zero Bubble ZB-H2 (Qi et al., ICLR'24 §2.2): split B/W, 2(P−σ)−1 warm-up
@@ -87,14 +88,14 @@ struct ScheduleInput {
 /// with a message in `error`; nothing is thrown.
 struct ScheduleResult {
   bool ok = false;
-  std::string error;                     ///< set only when ok is false
-  double time_s = 0;                     ///< makespan: the last op end over all devices.
-                                         ///< ZB-H2: the period max_d (last end − first start)
-                                         ///< of device d (ZB §4 post-validation lets the next
-                                         ///< iteration start in the fill); last_grad_end_s is
-                                         ///< then relative to each device's first start
-  std::vector<double> busy_s;            ///< sum of op durations (transfer time excluded)
-  std::vector<double> peak_act_bytes;    ///< peak of the running activation-bytes sum, op order
+  std::string error;                   ///< set only when ok is false
+  double time_s = 0;                   ///< makespan: the last op end over all devices.
+                                       ///< ZB-H2, ZB-V: the period max_d (last end − first start)
+                                       ///< of device d (ZB §4 post-validation lets the next
+                                       ///< iteration start in the fill); last_grad_end_s is
+                                       ///< then relative to each device's first start
+  std::vector<double> busy_s;          ///< sum of op durations (transfer time excluded)
+  std::vector<double> peak_act_bytes;  ///< peak of the running activation-bytes sum, op order
   std::vector<double> peak_wkeep_bytes;  ///< the W-state part of peak_act_bytes at that peak
   std::vector<int> peak_in_flight;       ///< peak number of (micro-batch, chunk) activations
                                          ///< held, i.e. forwards whose B (or fused BW) has not run
@@ -161,8 +162,9 @@ void simulate_fast(const ScheduleInput& in, SimWorkspace& ws, ScheduleResult* ou
 /// - ZB-H1: M(f+b+w) + (P−1)(f+b) − (min(M,P)−1)·min(f,b,w) [derived for this module's ZB-H1
 ///   order]. This is the Zero Bubble paper's M(f+b+w) + (P−1)(f+b−w) (ICLR'24 §2.1, stated for
 ///   f = b = w) exactly when M >= P and w <= min(f, b).
-/// - ZB-V (v = 2): M(f+b+w) + (P−1)·f/2 at the design point f = b = w with M >= 2P [derived
-///   for this module's ZB-V order; checked against the simulator]; NaN otherwise.
+/// - ZB-V (v = 2): M(f+b+w), the period of time_s (sail-sg README: bubble 0 at f = b = w), at
+///   the design point f = b = w for every M >= 2P−1 [checked against the simulator]; NaN
+///   otherwise.
 /// - DualPipe: M(f+b+w) + (P/2−1)(F&B + B − 3W) with F&B = f+b+w (no overlap gain) and the full
 ///   backward B = b+w (DeepSeek-V3 report §3.2.1, Table 2), i.e. M(f+b+w) + (P/2−1)(f+2b−w);
 ///   needs P even and M even, M >= 2P.

@@ -91,10 +91,11 @@ struct OrderHint {
 /// - ZB-H2: min(2(P−d)−1, M) warm-up forwards on device d, then pairs of B and F, then the
 ///   remaining Bs; right after a B, device d emits the oldest pending W whenever more than 2d Ws
 ///   are pending; the rest are flushed at the end (Zero Bubble ICLR'24 §2.2).
-/// - ZB-V: the order a greedy list scheduler gives for uniform chunks with the times of `hint`:
-///   a device runs a ready B (chunk 1 first), else a ready F (chunk 1 first) if fewer than 2P of
-///   its forwards wait for their B (1F1B's peak: P stages' worth of activations), else its
-///   oldest pending W when that fits before the next B or F, else it waits.
+/// - ZB-V: the order of the sail-sg zero-bubble V-schedule generator (`scheduler/zbv.py`) for
+///   uniform chunks with the times of `hint`: warm-up of 2P−1−d chunk-0 and d+1 chunk-1
+///   forwards on rank d (equal times), then rounds of one B and one F per rank with pending Ws
+///   filling waits, at most 2P chunk activations per rank (W states counted at `hint.w_state`),
+///   the remaining Ws at the end; best of its four fill variants (docs/algorithms.md §2.4).
 /// - DualPipe: the eight steps of deepseek-ai/DualPipe `DualPipe.step` (nF0, nF0F1, nB1W1F1,
 ///   nF0B1F1B0, nB1F1B0, nB1B0, nWB0, nW), with fused BW where that code runs the backward
 ///   without deferring W. An overlapped F&B is its F (wait_ahead 1, kLinkHold) followed by its
