@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ppsearch/util/lru.hpp"
+
 namespace ppsearch {
 namespace {
 
@@ -34,14 +36,7 @@ const std::vector<int>* RelaxedPartitionMemo::find(const PartitionProblem& p) {
 
 void RelaxedPartitionMemo::insert(const PartitionProblem& p, const std::vector<int>& bounds) {
   if (capacity_ == 0) return;
-  Entry* slot = nullptr;
-  if (entries_.size() < capacity_) {
-    slot = &entries_.emplace_back();
-  } else {
-    slot = &*std::min_element(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
-      return a.last_use < b.last_use;
-    });
-  }
+  Entry* slot = lru_slot(entries_, capacity_);
   slot->stages = 0;  // matches again only once the copies below are complete
   slot->time = p.time_s;
   slot->comm = p.comm_s;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ppsearch/util/lru.hpp"
+
 namespace ppsearch {
 namespace {
 
@@ -83,14 +85,7 @@ bool SimulationCache::simulate_fast(const ScheduleInput& in, SimWorkspace& ws,
   }
   ++misses_;
   ppsearch::simulate_fast(in, ws, out);
-  Entry* slot = nullptr;
-  if (entries_.size() < capacity_) {
-    slot = &entries_.emplace_back();
-  } else {
-    slot = &*std::min_element(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
-      return a.last_use < b.last_use;
-    });
-  }
+  Entry* slot = lru_slot(entries_, capacity_);
   // Valid only once both copies are complete: a copy that throws (std::bad_alloc) leaves an
   // entry that never matches.
   slot->valid = false;
