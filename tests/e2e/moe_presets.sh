@@ -57,17 +57,13 @@ grep -q "ep_needs_moe" out.txt && ok "dense model: ep_needs_moe counted" || bad 
 MAX_MOE_BF16_ERROR_PCT=${MAX_MOE_BF16_ERROR_PCT:-12}
 expect_rc 0 "$PPSEARCH_VALIDATE" "$SOURCE_DIR/tests/validation/runs-moe.csv" \
   --set training.grad_reduce_in_fp32=false --set training.cross_entropy_fusion=true
-# Every row is read and either modelled or judged not to fit in memory in the configuration its
-# recipe states (the H100 Qwen3-30B row, recompute none, is a few per cent over the usable memory today).
-if "$PY" - out.txt <<'PY'
-import re, sys
-t = open(sys.argv[1]).read()
-n = int(re.search(r"Step-time error \(all rows, (\d+) of 20 modelled\)", t).group(1))
-k = int(re.search(r"judges not to fit in memory: (\d+) of 20 rows", t).group(1))
-assert n + k == 20 and n >= 18, (n, k)
-PY
-then ok "runs-moe.csv: every row modelled or judged not to fit"
-else bad "runs-moe.csv: rows neither modelled nor judged out of memory"; cat out.txt >&2; fi
+# Every row is modelled in the configuration its recipe states: a published run that the memory
+# model rejects is a memory-model error (docs/memory.md; the H100 Qwen3-30B row fits since the
+# expert output is no longer kept for the unpermute, docs/moe.md).
+grep -q "Step-time error (all rows, 20 of 20 modelled)" out.txt &&
+  grep -q "judges not to fit in memory: 0 of 20 rows" out.txt &&
+  ok "runs-moe.csv: 20 of 20 rows modelled, none judged not to fit" ||
+  { bad "runs-moe.csv: not every row modelled"; cat out.txt >&2; }
 mean=$(awk '/^mb[0-9]+-gb[0-9]+-(dsv3|qwen3-235b)-bf16 / { e = $4; sub(/^\+/, "", e); if (e < 0) e = -e;
              s += e; n++ } END { if (n == 4) printf "%.2f", s / n; else print "none" }' out.txt)
 if [ "$mean" != none ] && awk -v m="$mean" -v b="$MAX_MOE_BF16_ERROR_PCT" 'BEGIN { exit !(m <= b) }'; then
