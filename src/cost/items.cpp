@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ppsearch/cost/context_parallel.hpp"
 #include "ppsearch/cost/precision.hpp"
 
 namespace ppsearch {
@@ -255,22 +256,38 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
       tp_fwd *= 1.0 - cl.tp_comm_overlap;
       tp_bwd *= 1.0 - cl.tp_comm_overlap;
     }
-    // CP ring attention (Megatron/TE p2p): (cp−1) steps passing K and V chunks,
-    // overlapped with the attention kernels; backward passes KV and dKV.
+    // CP ring attention (src/cost/context_parallel.cpp, docs/step-time.md "Long-sequence
+    // context parallelism"): Megatron/TE p2p passes (cp−1) K/V chunks overlapped with the
+    // attention kernels, the backward KV and dKV; PyTorch's context_parallel (torchtitan)
+    // all-gathers or permutes K/V repeated to the query heads, merges every step's partial
+    // output in fp32 and rotates fp32 dK/dV, the last permute exposed.
     double cp_fwd = 0, cp_bwd = 0, cp_all = 0;  // cp_all: hidden + exposed, fwd + bwd
+    double cp_all_fwd = 0, cp_merge_fwd = 0, cp_merge_bwd = 0;
     if (c.cp > 1) {
-      const double kv = 2.0 * kBf16 * m * d.hkv / t;
-      const bool same = cp_group.domains <= 1;
-      const double step = p2p_time(kv, same, links);
-      cp_fwd = std::max(0.0, (cp - 1) * step - att_fwd);
-      cp_bwd = std::max(0.0, 2.0 * (cp - 1) * step - att_bwd);
-      cp_all = 3.0 * (cp - 1) * step;
+      const CpCommType cpt = pb.training.cp_comm_type;
+      CpAttentionInput in;
+      in.cp = c.cp;
+      in.tokens = m;
+      in.kv_width = (cpt == CpCommType::kP2p ? d.hkv : d.hq) / t;
+      in.q_width = d.hq / t;
+      in.att_fwd_s = att_fwd;
+      in.att_bwd_s = att_bwd;
+      in.same_domain = cp_group.domains <= 1;
+      in.group = cp_group;
+      in.mem_bytes_per_s = mem_bw;
+      const CpAttentionCost cc = cp_attention_cost(cpt, in, links);
+      cp_fwd = cc.fwd_exposed_s;
+      cp_bwd = cc.bwd_exposed_s;
+      cp_all = cc.fwd_total_s + cc.bwd_total_s;
+      cp_all_fwd = cc.fwd_total_s;
+      cp_merge_fwd = cc.merge_fwd_s;
+      cp_merge_bwd = cc.merge_bwd_s;
     }
-    const double fwd_compute = g_fwd + att_fwd + ew_fwd;
+    const double fwd_compute = g_fwd + att_fwd + cp_merge_fwd + ew_fwd;
     const bool per_op = pb.training.selective_recompute == SelectiveRecompute::kPerOp;
     Matmul mm[7];
     const int n_mm = layer_matmuls(d, mm);
-    double bwd_compute = g_dgrad + att_bwd + ew_bwd;
+    double bwd_compute = g_dgrad + att_bwd + cp_merge_bwd + ew_bwd;
     double bwd_comm = tp_bwd + cp_bwd;
     // Recomputation (§3.2): full replays the forward (with its collectives) before
     // the backward; selective recomputes the core attention forward.
@@ -308,7 +325,7 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
       L.tp_fwd_total_s = tp_all_fwd;
       L.tp_bwd_total_s = tp_all - tp_all_fwd + (full ? tp_all_fwd : 0.0);
     }
-    L.cp_total_s = cp_all + (c.recompute == Recompute::kFull ? cp_all / 3.0 : 0.0);
+    L.cp_total_s = cp_all + (c.recompute == Recompute::kFull ? cp_all_fwd : 0.0);
 
     // Parameters: TP-sharded matrices + replicated norms (§4.1).
     L.params = (d.h * (d.hq + 2 * d.hkv) + d.hq * d.h + d.h * d.F * (d.glu ? 3 : 2)) / t + 2 * d.h;

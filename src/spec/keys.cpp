@@ -686,6 +686,15 @@ std::vector<KeyDef> build_table() {
                        "gradient into the logits (true, Transformer Engine) or into a new bf16 "
                        "buffer (false, flash-attn's default); default from training.stack"));
 
+  // Long-sequence context parallelism (docs/step-time.md "Long-sequence context parallelism").
+  t.push_back(enum_key(
+      "training.cp_comm_type", {"p2p", "torch-allgather", "torch-alltoall"},
+      [](const Problem& p) { return static_cast<int>(p.training.cp_comm_type); },
+      [](Problem& p, int v) { p.training.cp_comm_type = static_cast<CpCommType>(v); },
+      "K/V exchange of the CP attention: p2p (Megatron/Transformer Engine ring, overlapped per "
+      "step), torch-allgather or torch-alltoall (PyTorch context_parallel as torchtitan runs "
+      "it: K/V repeated to the query heads, fp32 merges, fp32 dK/dV rotation)"));
+
   // Power-capped GPUs (docs/step-time.md "Power-capped GPUs").
   t.push_back(
       within(float_key("gpu.clock_scale", PPSEARCH_REF(double, gpu.clock_scale), kNoUnit, 0, true,

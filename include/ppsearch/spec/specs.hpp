@@ -42,6 +42,11 @@ bool parse_schedule_name(const std::string&, Schedule*);
 // current scaling (amax of the tensor itself, one more pass), or MXFP8 block scaling (Blackwell).
 enum class Fp8Recipe : std::uint8_t { kDelayed = 0, kCurrent = 1, kMxfp8 = 2 };
 
+// Context-parallel attention (docs/step-time.md "Long-sequence context parallelism"): Megatron /
+// Transformer Engine's p2p ring, or PyTorch's context_parallel with its all-gather or all-to-all
+// K/V rotation (torch.distributed.tensor.experimental._attention).
+enum class CpCommType : std::uint8_t { kP2p = 0, kTorchAllGather = 1, kTorchAllToAll = 2 };
+
 struct ModelSpec {
   std::string name = "model";
   int layers = 0;           // transformer layers L_t
@@ -115,6 +120,9 @@ struct TrainingSpec {
   // gradient into the logits (Transformer Engine), false when it allocates a new bf16 gradient
   // (flash-attn's Triton kernel with inplace_backward = False, as llm-foundry runs it).
   bool cross_entropy_inplace = true;
+  // Long-sequence context parallelism (docs/step-time.md "Long-sequence context parallelism"):
+  // how the CP attention exchanges K/V (no stack profile sets it: docs/step-time.md says why).
+  CpCommType cp_comm_type = CpCommType::kP2p;
 };
 
 struct GpuSpec {
