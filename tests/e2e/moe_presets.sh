@@ -60,10 +60,10 @@ expect_rc 0 "$PPSEARCH_VALIDATE" "$SOURCE_DIR/tests/validation/runs-moe.csv" \
 # Every row is modelled in the configuration its recipe states: a published run that the memory
 # model rejects is a memory-model error (docs/memory.md; the H100 Qwen3-30B row fits since the
 # expert output is no longer kept for the unpermute, docs/moe.md).
-grep -q "Step-time error (all rows, 54 of 54 modelled)" out.txt &&
-  grep -q "Step-time error (split = fit, 18 of 18 modelled)" out.txt &&
-  grep -q "judges not to fit in memory: 0 of 54 rows" out.txt &&
-  ok "runs-moe.csv: 54 of 54 rows modelled (18 fit), none judged not to fit" ||
+grep -q "Step-time error (all rows, 68 of 68 modelled)" out.txt &&
+  grep -q "Step-time error (split = fit, 25 of 25 modelled)" out.txt &&
+  grep -q "judges not to fit in memory: 0 of 68 rows" out.txt &&
+  ok "runs-moe.csv: 68 of 68 rows modelled (25 fit), none judged not to fit" ||
   { bad "runs-moe.csv: not every row modelled"; cat out.txt >&2; }
 mean=$(awk '/^mb[0-9]+-gb[0-9]+-(dsv3|qwen3-235b)-bf16 / { e = $4; sub(/^\+/, "", e); if (e < 0) e = -e;
              s += e; n++ } END { if (n == 4) printf "%.2f", s / n; else print "none" }' out.txt)
