@@ -113,6 +113,13 @@ CpAttentionCost cp_attention_cost(CpCommType type, const CpAttentionInput& in, c
   out.merge_fwd_bytes = ((cp - 1) * kMerge + kMergeEnds) * eq;
   out.merge_bwd_bytes =
       cp * kAccum * (eq + 2.0 * ek) + (cp - 1) * kBwdCallExtra * eq + kAccumEnds * (eq + 2.0 * ek);
+  // Live during the backward ring: the gathered K/V (cp chunks; the all-to-all rotater holds the
+  // current and the next chunk), the fp32 dq accumulator, and the fp32 dK/dV being accumulated
+  // into the buffer sent on beside the one received (`grad_query`, `next_grad_kv`, the
+  // permute's output).
+  const double kv_held =
+      type == CpCommType::kTorchAllGather ? cp * out.kv_bytes : 2.0 * out.kv_bytes;
+  out.transient_bytes = kv_held + kFp32 * eq + 2.0 * out.dkv_bytes;
   if (in.mem_bytes_per_s > 0) {
     out.merge_fwd_s = out.merge_fwd_bytes / in.mem_bytes_per_s;
     out.merge_bwd_s = out.merge_bwd_bytes / in.mem_bytes_per_s;

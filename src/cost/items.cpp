@@ -262,7 +262,7 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     // all-gathers or permutes K/V repeated to the query heads, merges every step's partial
     // output in fp32 and rotates fp32 dK/dV, the last permute exposed.
     double cp_fwd = 0, cp_bwd = 0, cp_all = 0;  // cp_all: hidden + exposed, fwd + bwd
-    double cp_all_fwd = 0, cp_merge_fwd = 0, cp_merge_bwd = 0;
+    double cp_all_fwd = 0, cp_merge_fwd = 0, cp_merge_bwd = 0, cp_transient = 0;
     if (c.cp > 1) {
       const CpCommType cpt = pb.training.cp_comm_type;
       CpAttentionInput in;
@@ -282,6 +282,7 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
       cp_all_fwd = cc.fwd_total_s;
       cp_merge_fwd = cc.merge_fwd_s;
       cp_merge_bwd = cc.merge_bwd_s;
+      cp_transient = cc.transient_bytes;
     }
     const double fwd_compute = g_fwd + att_fwd + cp_merge_fwd + ew_fwd;
     const bool per_op = pb.training.selective_recompute == SelectiveRecompute::kPerOp;
@@ -367,7 +368,7 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
       transient = a_none;           // one layer's activations live during its backward (§4.3)
     }
     L.act_bytes = act * act_ovh;
-    L.transient_bytes = transient * act_ovh;
+    L.transient_bytes = (transient + cp_transient) * act_ovh;  // + the torch CP ring's buffers
     if (zero3) L.transient_bytes += fp8_weights;
     // ZeRO-3 / FSDP (docs/memory.md "ZeRO-3 buffers"): during a layer's backward these are
     // live at once, so they add up: its gathered bf16 weights, the next layer's weights

@@ -84,6 +84,13 @@ TEST(ContextParallel, TorchMergeAndAccumulationBytesByHand) {
   EXPECT_DOUBLE_EQ(c.merge_bwd_s, c.merge_bwd_bytes / 1e12);
   // dK/dV rotate in fp32: twice the bytes of K/V.
   EXPECT_DOUBLE_EQ(c.dkv_bytes, 2.0 * c.kv_bytes);
+  // Held during the backward: 4 gathered K/V chunks (4 x 512,000), the fp32 dq (4 x 256,000),
+  // the fp32 dK/dV sent and received (2 x 1,024,000); the all-to-all ring holds 2 chunks.
+  EXPECT_DOUBLE_EQ(c.transient_bytes, 4 * 512000.0 + 4 * 256000.0 + 2 * 1024000.0);
+  EXPECT_DOUBLE_EQ(
+      cp_attention_cost(CpCommType::kTorchAllToAll, input(4, 1.0), slow_links()).transient_bytes,
+      2 * 512000.0 + 4 * 256000.0 + 2 * 1024000.0);
+  EXPECT_EQ(cp_attention_cost(CpCommType::kP2p, input(4, 1.0), slow_links()).transient_bytes, 0.0);
   // Each ring step adds one merge (10 bytes per output element) and one accumulation step.
   const CpAttentionCost c5 =
       cp_attention_cost(CpCommType::kTorchAllGather, input(5, 1.0), slow_links());
@@ -171,6 +178,8 @@ TEST(ContextParallel, LayerCostsKeepTheP2pRingAndChargeTheTorchRing) {
   // The merges are compute: twice the forward's (replayed) and the backward's.
   EXPECT_NEAR(torch.compute_s - ring.compute_s, 2 * cc.merge_fwd_s + cc.merge_bwd_s, 1e-12);
   EXPECT_NEAR(torch.cp_comm_s, 2 * cc.fwd_exposed_s + cc.bwd_exposed_s, 1e-12);
+  EXPECT_NEAR(torch.transient_bytes - ring.transient_bytes,
+              cc.transient_bytes * p.gpu.activation_overhead, 1e-3);
   EXPECT_GT(torch.time_s(), ring.time_s());
 
   // The whole evaluation: the torch ring is slower, the default answer is the p2p ring's.

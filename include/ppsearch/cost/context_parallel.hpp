@@ -33,6 +33,9 @@ struct CpAttentionCost {
   double dkv_bytes = 0;        // their gradients as rotated in the backward
   double merge_fwd_bytes = 0;  // HBM bytes of merge_fwd_s
   double merge_bwd_bytes = 0;  // HBM bytes of merge_bwd_s
+  // Buffers the ring holds at once during the layer's backward, beyond the layer's activations
+  // (its peak): torch rings only; the p2p ring's two K/V chunks are in the activation count.
+  double transient_bytes = 0;
 };
 
 CpAttentionCost cp_attention_cost(CpCommType, const CpAttentionInput&, const Links&);
