@@ -686,6 +686,13 @@ std::vector<KeyDef> build_table() {
                        "gradient into the logits (true, Transformer Engine) or into a new bf16 "
                        "buffer (false, flash-attn's default); default from training.stack"));
 
+  // Power-capped GPUs (docs/step-time.md "Power-capped GPUs").
+  t.push_back(
+      within(float_key("gpu.clock_scale", PPSEARCH_REF(double, gpu.clock_scale), kNoUnit, 0, true,
+                       "sustained tensor-core clock under the board power limit, relative "
+                       "to the part the GEMM and attention efficiencies were fitted on; "
+                       "scales GEMM and attention throughput, not HBM or links"),
+             0.1, 1.5));
   // Long-sequence context parallelism (docs/step-time.md "Long-sequence context parallelism").
   t.push_back(enum_key(
       "training.cp_comm_type", {"p2p", "torch-allgather", "torch-alltoall"},
@@ -694,14 +701,6 @@ std::vector<KeyDef> build_table() {
       "K/V exchange of the CP attention: p2p (Megatron/Transformer Engine ring, overlapped per "
       "step), torch-allgather or torch-alltoall (PyTorch context_parallel as torchtitan runs "
       "it: K/V repeated to the query heads, fp32 merges, fp32 dK/dV rotation)"));
-
-  // Power-capped GPUs (docs/step-time.md "Power-capped GPUs").
-  t.push_back(
-      within(float_key("gpu.clock_scale", PPSEARCH_REF(double, gpu.clock_scale), kNoUnit, 0, true,
-                       "sustained tensor-core clock under the board power limit, relative "
-                       "to the part the GEMM and attention efficiencies were fitted on; "
-                       "scales GEMM and attention throughput, not HBM or links"),
-             0.1, 1.5));
   for (auto& d : t) {
     if (d.allowed.empty()) d.allowed = generated_allowed(d);
   }
