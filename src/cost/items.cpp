@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ppsearch/cost/moe_recipe.hpp"
 #include "ppsearch/cost/precision.hpp"
 
 namespace ppsearch {
@@ -206,7 +207,9 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     // FlashAttention: the causal kernel skips masked blocks, so it executes half of
     // 4·b·s_q·s·h_q/t; backward ≈ 2.5× forward incl. FA's own recompute (§3.3).
     const double att_fwd_flops = 0.5 * 4.0 * m * d.s * d.hq / t;
-    const double att_fwd = att_fwd_flops / (gpu.peak_flop_per_s * gpu.attention_efficiency);
+    // FP8 core attention (training.fp8_attention; docs/moe.md "26.06 recipe features").
+    const double att_fwd = att_fwd_flops / (gpu.peak_flop_per_s * gpu.attention_efficiency) /
+                           fp8_attention_speedup(pb.training, gpu);
     const double att_bwd = 2.5 * att_fwd;
     // Memory-bound element-wise ops (§3.3): 2 norms (r+w), 2 residual adds (2r+w) in
     // the h-wide (SP-sharded) region, RoPE on q,k, and the activation (SwiGLU reads

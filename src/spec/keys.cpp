@@ -693,6 +693,18 @@ std::vector<KeyDef> build_table() {
                        "to the part the GEMM and attention efficiencies were fitted on; "
                        "scales GEMM and attention throughput, not HBM or links"),
              0.1, 1.5));
+
+  // 26.06 MoE recipe features (docs/moe.md "26.06 recipe features").
+  t.push_back(bool_key("training.fp8_attention", PPSEARCH_REF(bool, training.fp8_attention),
+                       "core attention in FP8 (Transformer Engine fp8_dot_product_attention) "
+                       "with training.precision = fp8: the attention kernels at the FP8 peak "
+                       "with FlashAttention-3's FP8/BF16 efficiency ratio"));
+  t.push_back(bool_key("training.moe_fused_grouped_mlp",
+                       PPSEARCH_REF(bool, training.moe_fused_grouped_mlp),
+                       "fused grouped expert MLP (Transformer Engine's MXFP8 CuTe DSL kernels, "
+                       "Megatron-Bridge cutedsl_fused_grouped_mlp) with fp8_recipe = mxfp8: all "
+                       "experts' tiles in one launch, the SwiGLU and FP8 casts in the GEMM "
+                       "epilogues"));
   for (auto& d : t) {
     if (d.allowed.empty()) d.allowed = generated_allowed(d);
   }

@@ -115,6 +115,10 @@ struct TrainingSpec {
   // gradient into the logits (Transformer Engine), false when it allocates a new bf16 gradient
   // (flash-attn's Triton kernel with inplace_backward = False, as llm-foundry runs it).
   bool cross_entropy_inplace = true;
+  // 26.06 MoE recipe features (docs/moe.md "26.06 recipe features"): FP8 core attention (TE
+  // fp8_dot_product_attention) and the fused grouped expert MLP (TE's CuTe DSL kernels).
+  bool fp8_attention = false;
+  bool moe_fused_grouped_mlp = false;
 };
 
 struct GpuSpec {

@@ -75,7 +75,7 @@ inline constexpr std::array<const char*, 29> kRunsColumns = {
 ///        hidden_size / attention_heads), the model.moe_* and model.mla_* keys of the same names
 ///        (empty = 0), `ep` and `etp` (empty = 1) and `routing` (force-balanced, natural, ...).
 ///        Sliding-window attention: `attention_window`, `window_attn_skip_freq` (empty = 0).
-inline constexpr std::array<const char*, 23> kRunsOptionalColumns = {
+inline constexpr std::array<const char*, 26> kRunsOptionalColumns = {
     "measured_peak_memory_gb",
     "memory_metric",
     "memory_derivation",
@@ -101,6 +101,13 @@ inline constexpr std::array<const char*, 23> kRunsOptionalColumns = {
     // Sliding-window attention (docs/moe.md "Sliding-window attention").
     "attention_window",
     "window_attn_skip_freq",
+    // 26.06 MoE recipe features (docs/moe.md "26.06 recipe features"): the recipe's
+    // moe_a2a_overlap (a fraction in [0, 1]: training.moe_a2a_overlap), fp8_dot_product_attention
+    // and cutedsl_fused_grouped_mlp (0 or 1: training.fp8_attention,
+    // training.moe_fused_grouped_mlp); empty = the key's default.
+    "moe_a2a_overlap",
+    "fp8_attention",
+    "moe_fused_grouped_mlp",
 };
 
 /// \brief One checked row of a runs CSV. Integers that the source does not state are
@@ -147,6 +154,10 @@ struct RunRecord {
   std::string routing;  ///< "force-balanced", "natural", ... lower-case ("" = not stated)
   // Sliding-window attention (docs/moe.md): the model keys of the same names, empty = 0.
   int attention_window = 0, window_attn_skip_freq = 0;
+  // 26.06 MoE recipe features (docs/moe.md "26.06 recipe features"): the training keys of the
+  // same names; empty = the key's default (or --set) value.
+  std::optional<double> moe_a2a_overlap;
+  std::optional<bool> fp8_attention, moe_fused_grouped_mlp;
 };
 
 /// \brief Parses and checks a whole runs CSV. Checks the header (every schema column of
