@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
 
 #include "../support/builders.hpp"
 #include "ppsearch/cost/comm.hpp"
@@ -12,6 +15,9 @@
 #include "ppsearch/cost/moe.hpp"
 #include "ppsearch/cost/moe_recipe.hpp"
 #include "ppsearch/search/evaluate.hpp"
+#include "ppsearch/util/error.hpp"
+#include "ppsearch/validate/runs_csv.hpp"
+#include "ppsearch/validate/validate.hpp"
 
 namespace ppsearch {
 namespace {
@@ -216,6 +222,73 @@ TEST(CombinedOneFOneB, TheMoeLayerExposesWhatTheClosedFormLeaves) {
   EXPECT_LT(b.ep_comm_s, a.ep_comm_s);
   EXPECT_GE(b.ep_comm_s, a.ep_comm_s * (1.0 - 0.75) - 1e-15);  // at most the 3/4 combined
   EXPECT_EQ(a.compute_s, b.compute_s);
+}
+
+// ---- runs-moe.csv columns -------------------------------------------------------------------
+
+std::string moe_runs_text() {
+  std::ifstream in(std::string(PPSEARCH_SOURCE_DIR) + "/tests/validation/runs-moe.csv");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+const RunRecord& find_run(const std::vector<RunRecord>& runs, const std::string& id) {
+  for (const RunRecord& r : runs)
+    if (r.id == id) return r;
+  ADD_FAILURE() << "no row " << id;
+  return runs.front();
+}
+
+TEST(RecipeFeatureColumns, AreReadAndReachTheTrainingKeys) {
+  const std::string text = moe_runs_text();
+  const std::vector<RunRecord> runs = parse_runs_csv(text, "runs-moe.csv");
+  // DeepSeek-V3 GB200 MXFP8 26.06: overlap and the fused MLP, no FP8 attention (the recipe's
+  // DEEPSEEK_V3_PRETRAIN_CONFIG_GB200_FP8_MX_V1 sets no fp8_dot_product_attention).
+  const RunRecord& g = find_run(runs, "mb2606-gb200-dsv3-fp8mx");
+  ASSERT_TRUE(g.moe_a2a_overlap && g.fp8_attention && g.moe_fused_grouped_mlp);
+  EXPECT_EQ(*g.moe_a2a_overlap, 1.0);
+  EXPECT_FALSE(*g.fp8_attention);
+  EXPECT_TRUE(*g.moe_fused_grouped_mlp);
+  const RunRecord& q = find_run(runs, "mb2606-gb300-qwen3-30b-fp8mx");
+  EXPECT_TRUE(q.fp8_attention.value_or(false));
+  const RunRecord& b = find_run(runs, "mb2511-gb300-dsv3-bf16");
+  ASSERT_TRUE(b.moe_a2a_overlap.has_value());
+  EXPECT_EQ(*b.moe_a2a_overlap, 0.0);
+  Problem p = qwen3_like(Fp8Recipe::kMxfp8);
+  p.training.moe_a2a_overlap = 0.3;  // as a --set would leave it
+  std::string why;
+  ASSERT_TRUE(apply_run_to_problem(q, map_gpu(q.gpu), &p, &why)) << why;
+  EXPECT_EQ(p.training.moe_a2a_overlap, 1.0);
+  EXPECT_TRUE(p.training.fp8_attention);
+  EXPECT_TRUE(p.training.moe_fused_grouped_mlp);
+  // An empty cell keeps the loaded value.
+  RunRecord e = q;
+  e.moe_a2a_overlap.reset();
+  e.fp8_attention.reset();
+  Problem p2 = qwen3_like(Fp8Recipe::kMxfp8);
+  p2.training.moe_a2a_overlap = 0.3;
+  ASSERT_TRUE(apply_run_to_problem(e, map_gpu(e.gpu), &p2, &why)) << why;
+  EXPECT_EQ(p2.training.moe_a2a_overlap, 0.3);
+  EXPECT_FALSE(p2.training.fp8_attention);
+}
+
+TEST(RecipeFeatureColumns, ABadCellNamesItsColumnAndLine) {
+  std::string text = moe_runs_text();
+  const std::size_t row = text.find("\nmb2606-gb200-dsv3-fp8mx,");
+  ASSERT_NE(row, std::string::npos);
+  const std::size_t eol = text.find('\n', row + 1);
+  ASSERT_EQ(text.substr(eol - 6, 6), ",1,0,1");
+  text.replace(eol - 6, 6, ",1.5,2,1");
+  try {
+    parse_runs_csv(text, "runs-moe.csv");
+    FAIL() << "accepted";
+  } catch (const ConfigError& err) {
+    const std::string msg = err.what();
+    EXPECT_NE(msg.find("moe_a2a_overlap"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("fp8_attention"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("runs-moe.csv:"), std::string::npos) << msg;
+  }
 }
 
 }  // namespace
