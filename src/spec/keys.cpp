@@ -698,7 +698,7 @@ std::vector<KeyDef> build_table() {
   t.push_back(bool_key("training.fp8_attention", PPSEARCH_REF(bool, training.fp8_attention),
                        "core attention in FP8 (Transformer Engine fp8_dot_product_attention) "
                        "with training.precision = fp8: the attention kernels at the FP8 peak "
-                       "with FlashAttention-3's FP8/BF16 efficiency ratio"));
+                       "with FlashAttention-3's FP8/16-bit efficiency ratio"));
   t.push_back(bool_key("training.moe_fused_grouped_mlp",
                        PPSEARCH_REF(bool, training.moe_fused_grouped_mlp),
                        "fused grouped expert MLP (Transformer Engine's MXFP8 CuTe DSL kernels, "

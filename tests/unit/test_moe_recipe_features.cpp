@@ -65,7 +65,7 @@ Candidate ep8(const Problem& p, int mbs = 2) {
 // ---- FP8 attention ------------------------------------------------------------------------
 
 TEST(Fp8Attention, SpeedupIsThePeakRatioTimesFlashAttention3sEfficiencyRatio) {
-  // FA-3: 740 of 989 TFLOP/s in BF16, 1,200 of 1,979 in FP8.
+  // FA-3: 740 of 989 TFLOP/s in 16-bit, 1,200 of 1,979 in FP8.
   EXPECT_NEAR(kFp8AttentionEfficiencyRatio, (1200.0 / 1979) / (740.0 / 989), 1e-15);
   EXPECT_NEAR(kFp8AttentionEfficiencyRatio, 0.8104, 1e-4);
   Problem p = qwen3_like(Fp8Recipe::kMxfp8);

@@ -8,9 +8,9 @@
 
 namespace ppsearch {
 
-// FlashAttention-3 (Shah et al. 2024, arXiv 2407.08608, abstract and §4.1) reaches 740 TFLOP/s
-// forward in BF16 (75 % of H100 SXM5's 989) and close to 1.2 PFLOP/s in FP8 (61 % of 1,979):
-// the FP8 kernel's achieved fraction of its (FP8) peak over the BF16 kernel's of its peak.
+// FlashAttention-3 (Shah et al. 2024, arXiv 2407.08608, abstract) reaches 740 TFLOP/s forward in
+// 16-bit (FP16; 75 % of H100 SXM5's 16-bit peak of 989) and close to 1.2 PFLOP/s in FP8 (61 % of
+// 1,979): the FP8 kernel's achieved fraction of its (FP8) peak over the 16-bit kernel's.
 inline constexpr double kFp8AttentionEfficiencyRatio = (1200.0 / 1979.0) / (740.0 / 989.0);
 
 // Factor by which FP8 core attention (training.fp8_attention, TE DotProductAttention with
