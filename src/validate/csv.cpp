@@ -402,6 +402,8 @@ RunRecord read_row(const std::string& source, const CsvRecord& rec,
   // Sliding-window attention (docs/moe.md "Sliding-window attention"), empty = 0.
   opt_zero("attention_window", kMaxSeqLength, &run.attention_window);
   opt_zero("window_attn_skip_freq", kMaxLayers, &run.window_attn_skip_freq);
+  // Multi-token prediction (docs/moe.md "MTP"), empty = 0.
+  opt_zero("mtp_layers", kMaxLayers, &run.mtp_layers);
   // 26.06 MoE recipe features (docs/moe.md "26.06 recipe features"); empty = the key's default.
   run.moe_a2a_overlap =
       r.number("moe_a2a_overlap", -1.0, 1.0, "a number in [0, 1], or empty (default)");

@@ -104,6 +104,8 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
   // Sliding-window attention (docs/moe.md "Sliding-window attention").
   m.attention_window = run.attention_window;
   m.window_attn_skip_freq = run.window_attn_skip_freq;
+  // Multi-token prediction (docs/moe.md "MTP").
+  m.mtp_layers = run.mtp_layers;
   // 26.06 MoE recipe features (docs/moe.md "26.06 recipe features").
   // An empty cell keeps the loaded value (the key's default or --set).
   if (run.moe_a2a_overlap) p->training.moe_a2a_overlap = *run.moe_a2a_overlap;

@@ -75,7 +75,8 @@ inline constexpr std::array<const char*, 29> kRunsColumns = {
 ///        hidden_size / attention_heads), the model.moe_* and model.mla_* keys of the same names
 ///        (empty = 0), `ep` and `etp` (empty = 1) and `routing` (force-balanced, natural, ...).
 ///        Sliding-window attention: `attention_window`, `window_attn_skip_freq` (empty = 0).
-inline constexpr std::array<const char*, 26> kRunsOptionalColumns = {
+///        Multi-token prediction: `mtp_layers`, the model.mtp_layers key (empty = 0).
+inline constexpr std::array<const char*, 27> kRunsOptionalColumns = {
     "measured_peak_memory_gb",
     "memory_metric",
     "memory_derivation",
@@ -101,6 +102,8 @@ inline constexpr std::array<const char*, 26> kRunsOptionalColumns = {
     // Sliding-window attention (docs/moe.md "Sliding-window attention").
     "attention_window",
     "window_attn_skip_freq",
+    // Multi-token prediction (docs/moe.md "MTP").
+    "mtp_layers",
     // 26.06 MoE recipe features (docs/moe.md "26.06 recipe features"): the recipe's
     // moe_a2a_overlap (a fraction in [0, 1]: training.moe_a2a_overlap), fp8_dot_product_attention
     // and cutedsl_fused_grouped_mlp (0 or 1: training.fp8_attention,
@@ -154,6 +157,8 @@ struct RunRecord {
   std::string routing;  ///< "force-balanced", "natural", ... lower-case ("" = not stated)
   // Sliding-window attention (docs/moe.md): the model keys of the same names, empty = 0.
   int attention_window = 0, window_attn_skip_freq = 0;
+  // Multi-token prediction (docs/moe.md "MTP"): model.mtp_layers, empty = 0.
+  int mtp_layers = 0;
   // 26.06 MoE recipe features (docs/moe.md "26.06 recipe features"): the training keys of the
   // same names; empty = the key's default (or --set) value.
   std::optional<double> moe_a2a_overlap;
