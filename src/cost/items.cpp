@@ -253,9 +253,10 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     double tp_fwd = 0, tp_bwd = 0, tp_all = 0, tp_all_fwd = 0;  // *_all: hidden + exposed
     double tp_fc2_out = 0;  // the collective after FC2 (RS with SP, AR without), hidden + exposed
     double tp_sp_gathers = 0;  // the two SP all-gathers before QKV and FC1, hidden + exposed
-    // training.tp_bwd_overlap = false (DTensor TP, torchtitan; docs/step-time.md "torch.compile"):
-    // autograd runs a linear's dgrad and wgrad in one MmBackward node and the input-gradient
-    // collective after it, so nothing hides it; the gathered SP input is saved, not re-gathered.
+    // training.tp_bwd_overlap = false (DTensor TP, torchtitan; docs/step-time.md "torch.compile
+    // (torchtitan)"): autograd runs a linear's dgrad and wgrad in one MmBackward node and the
+    // input-gradient collective after it, so nothing hides it; the gathered SP input is saved, not
+    // re-gathered.
     const bool bwd_overlap = pb.training.tp_bwd_overlap;
     if (c.tp > 1) {
       const double S = kBf16 * m * d.h;  // full activation per micro-batch
@@ -316,8 +317,9 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     // Recomputation (§3.2): full replays the forward (with its collectives) before
     // the backward; selective recomputes the core attention forward.
     // Pruned replay (training.recompute_skip_fc2, a compiled graph; docs/step-time.md
-    // "torch.compile"): the backward needs neither FC2's output nor the collective after it,
-    // so a partitioner that recomputes only what the backward reads drops both from the replay.
+    // "torch.compile (torchtitan)"): the backward needs neither FC2's output nor the collective
+    // after it, so a partitioner that recomputes only what the backward reads drops both from the
+    // replay.
     const bool skip_fc2 = c.recompute == Recompute::kFull && pb.training.recompute_skip_fc2;
     const double skip_gemm = skip_fc2 ? gemm_time(m, d.h, fc2_k, gpu, lp) : 0.0;
     const double skip_tp_all = skip_fc2 ? tp_fc2_out : 0.0;

@@ -685,7 +685,7 @@ std::vector<KeyDef> build_table() {
                        "with training.cross_entropy_fusion: the fused kernel writes the logits' "
                        "gradient into the logits (true, Transformer Engine) or into a new bf16 "
                        "buffer (false, flash-attn's default); default from training.stack"));
-  // torch.compile (docs/step-time.md "torch.compile").
+  // torch.compile (docs/step-time.md "torch.compile (torchtitan)").
   t.push_back(bool_key("training.recompute_skip_fc2",
                        PPSEARCH_REF(bool, training.recompute_skip_fc2),
                        "full recomputation does not replay the FC2 GEMM and the TP collective "

@@ -102,7 +102,8 @@ constexpr StackProfile kProfiles[] = {
     {"torchtitan-asynctp", true, true, true, false, 0.7, false, false, true,
      "torchtitan with async TP: DP and TP overlap, fp32 grad reduce", "fp32", true, true, false,
      false, true},
-    // torchtitan with training.compile = true (docs/step-time.md "torch.compile"): apply_compile
+    // torchtitan with training.compile = true (docs/step-time.md "torch.compile (torchtitan)"):
+    // apply_compile
     // wraps each TransformerBlock in torch.compile(fullgraph=True) after the AC wrapper and
     // before FSDP2 (torchtitan/parallelisms/parallelize_llama.py @9dec370,
     // torchtitan/models/llama3/parallelize_llama.py @820504e), so Inductor fuses everything

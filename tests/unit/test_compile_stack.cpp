@@ -1,6 +1,6 @@
 // torchtitan's torch.compile profiles and the mechanisms they set (docs/step-time.md
-// "torch.compile"): the profiles' keys, and each mechanism's cost difference against a hand
-// count from the same cost functions (GEMM time by shape, collective time).
+// "torch.compile (torchtitan)"): the profiles' keys, and each mechanism's cost difference against a
+// hand count from the same cost functions (GEMM time by shape, collective time).
 #include <gtest/gtest.h>
 
 #include "../support/builders.hpp"

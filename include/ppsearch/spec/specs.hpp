@@ -115,9 +115,9 @@ struct TrainingSpec {
   // gradient into the logits (Transformer Engine), false when it allocates a new bf16 gradient
   // (flash-attn's Triton kernel with inplace_backward = False, as llm-foundry runs it).
   bool cross_entropy_inplace = true;
-  // torch.compile (docs/step-time.md "torch.compile"): full recomputation replays only what the
-  // backward reads, so the FC2 GEMM and the TP collective after it are not replayed (a compiled
-  // graph's partitioner; eager checkpointing replays the whole layer). Default from
+  // torch.compile (docs/step-time.md "torch.compile (torchtitan)"): full recomputation replays only
+  // what the backward reads, so the FC2 GEMM and the TP collective after it are not replayed (a
+  // compiled graph's partitioner; eager checkpointing replays the whole layer). Default from
   // training.stack.
   bool recompute_skip_fc2 = false;
   // The backward TP collectives of the input gradients overlap the wgrad / dgrad GEMMs

@@ -27,9 +27,10 @@ struct StackProfile {
   bool fsdp_fp32_params;              // training.fsdp_fp32_params
   // Fused cross entropy's gradient buffer (docs/memory.md "Logits").
   bool cross_entropy_inplace = true;  // training.cross_entropy_inplace
-  // torch.compile's pruned recomputation (docs/step-time.md "torch.compile").
+  // torch.compile's pruned recomputation (docs/step-time.md "torch.compile (torchtitan)").
   bool recompute_skip_fc2 = false;  // training.recompute_skip_fc2
-  // Backward TP collectives hidden behind the gradient GEMMs (docs/step-time.md "torch.compile").
+  // Backward TP collectives hidden behind the gradient GEMMs (docs/step-time.md "torch.compile
+  // (torchtitan)").
   bool tp_bwd_overlap = true;  // training.tp_bwd_overlap
   bool split_linears = false;  // training.split_linears
 };
