@@ -201,26 +201,31 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     // torchtitan's Attention (wq, wk, wv) and FeedForward (w1, w3) run them
     // (torchtitan/models/llama3/model.py @820504e): each reads the input again, and at high TP
     // the K and V GEMMs (n = h_kv/t) fall below the tile and roofline knees (cost/gemm.cpp).
-    double in_n[5];
-    int n_in = 0;
+    // The fused sums keep their order: the search's discrete choices are sensitive to the last
+    // bit of these times, and the default stack's answers must stay bit-identical.
+    // dgrad [m×n]·[n×k] → output m×k; wgrad [k×m]·[m×n] → output k×n.
+    double g_fwd = gemm_time(m, qkv_n, d.h, gpu, lp) + gemm_time(m, d.h, o_k, gpu, lp) +
+                   gemm_time(m, fc1_n, d.h, gpu, lp) + gemm_time(m, d.h, fc2_k, gpu, lp);
+    double g_dgrad = gemm_time(m, d.h, qkv_n, gpu, lp) + gemm_time(m, o_k, d.h, gpu, lp) +
+                     gemm_time(m, d.h, fc1_n, gpu, lp) + gemm_time(m, fc2_k, d.h, gpu, lp);
+    double g_wgrad = gemm_time(d.h, qkv_n, m, gpu, lp) + gemm_time(o_k, d.h, m, gpu, lp) +
+                     gemm_time(d.h, fc1_n, m, gpu, lp) + gemm_time(fc2_k, d.h, m, gpu, lp);
     if (pb.training.split_linears) {
+      double in_n[5];
+      int n_in = 0;
       in_n[n_in++] = d.hq / t;
       in_n[n_in++] = d.hkv / t;
       in_n[n_in++] = d.hkv / t;
       in_n[n_in++] = d.F / t;
       if (d.glu) in_n[n_in++] = d.F / t;
-    } else {
-      in_n[n_in++] = qkv_n;
-      in_n[n_in++] = fc1_n;
-    }
-    double g_fwd = gemm_time(m, d.h, o_k, gpu, lp) + gemm_time(m, d.h, fc2_k, gpu, lp);
-    // dgrad [m×n]·[n×k] → output m×k; wgrad [k×m]·[m×n] → output k×n.
-    double g_dgrad = gemm_time(m, o_k, d.h, gpu, lp) + gemm_time(m, fc2_k, d.h, gpu, lp);
-    double g_wgrad = gemm_time(o_k, d.h, m, gpu, lp) + gemm_time(fc2_k, d.h, m, gpu, lp);
-    for (int i = 0; i < n_in; ++i) {
-      g_fwd += gemm_time(m, in_n[i], d.h, gpu, lp);
-      g_dgrad += gemm_time(m, d.h, in_n[i], gpu, lp);
-      g_wgrad += gemm_time(d.h, in_n[i], m, gpu, lp);
+      g_fwd = gemm_time(m, d.h, o_k, gpu, lp) + gemm_time(m, d.h, fc2_k, gpu, lp);
+      g_dgrad = gemm_time(m, o_k, d.h, gpu, lp) + gemm_time(m, fc2_k, d.h, gpu, lp);
+      g_wgrad = gemm_time(o_k, d.h, m, gpu, lp) + gemm_time(fc2_k, d.h, m, gpu, lp);
+      for (int i = 0; i < n_in; ++i) {
+        g_fwd += gemm_time(m, in_n[i], d.h, gpu, lp);
+        g_dgrad += gemm_time(m, d.h, in_n[i], gpu, lp);
+        g_wgrad += gemm_time(d.h, in_n[i], m, gpu, lp);
+      }
     }
     // FlashAttention: the causal kernel skips masked blocks, so it executes half of
     // 4·b·s_q·s·h_q/t; backward ≈ 2.5× forward incl. FA's own recompute (§3.3).
