@@ -691,6 +691,20 @@ std::vector<KeyDef> build_table() {
                        "with training.cross_entropy_fusion: the fused kernel writes the logits' "
                        "gradient into the logits (true, Transformer Engine) or into a new bf16 "
                        "buffer (false, flash-attn's default); default from training.stack"));
+  // torch.compile (docs/step-time.md "torch.compile (torchtitan)").
+  t.push_back(bool_key("training.recompute_skip_fc2",
+                       PPSEARCH_REF(bool, training.recompute_skip_fc2),
+                       "full recomputation does not replay the FC2 GEMM and the TP collective "
+                       "after it (a compiled graph recomputes only what the backward reads); "
+                       "default from training.stack"));
+  t.push_back(bool_key("training.tp_bwd_overlap", PPSEARCH_REF(bool, training.tp_bwd_overlap),
+                       "the backward TP collectives of the input gradients overlap the weight- "
+                       "and data-gradient GEMMs (Megatron; false: exposed, DTensor TP as in "
+                       "torchtitan); default from training.stack"));
+  t.push_back(bool_key("training.split_linears", PPSEARCH_REF(bool, training.split_linears),
+                       "Q, K, V and the gate and up projections run as separate GEMMs "
+                       "(torchtitan) rather than fused QKV and FC1 GEMMs (Megatron); default "
+                       "from training.stack"));
 
   // Power-capped GPUs (docs/step-time.md "Power-capped GPUs").
   t.push_back(
