@@ -103,4 +103,32 @@ grep -q "id llmfoundry-mpt-1b-s8k-h100-8: NumParams" out.txt && ok "a wrong shap
 mutate kernel.csv llmfoundry-mpt-7b-s2k-h100-512 source 'v.replace("flash attention (attn_impl flash", "triton flash attention (")'
 expect_rc 1 "$PY" check_llmfoundry.py kernel.csv
 grep -q "id llmfoundry-mpt-7b-s2k-h100-512: the Large Scale 7b rows ran attn_impl flash" out.txt && ok "a wrong kernel is named" || bad "wrong kernel not caught"
+
+# ppsearch-validate turns each row's measured step time back into the README's MFU under the
+# row's convention (src/validate/conventions.cpp, llmfoundry-6N+12Lds): mfu_meas must match the
+# printed mfu_rep to the table's rounding for all 25 rows.
+if [ -n "${PPSEARCH_VALIDATE:-}" ]; then
+  "$PY" - "$RUNS" only.csv <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+with open(sys.argv[2], "w", newline="") as f:
+    w = csv.DictWriter(f, fieldnames=list(rows[0].keys()), lineterminator="\n")
+    w.writeheader()
+    w.writerows(r for r in rows if r["id"].startswith("llmfoundry-"))
+PY
+  expect_rc 0 "$PPSEARCH_VALIDATE" only.csv
+  "$PY" - out.txt <<'PY' && ok "mfu_meas reproduces the printed MFU under llmfoundry-6N+12Lds" || bad "llm-foundry MFU convention"
+import sys
+n = 0
+for line in open(sys.argv[1]):
+    if not line.startswith("llmfoundry-"):  # the table, not the ranking lines
+        continue
+    f = line.split()
+    n += 1
+    mfu_meas, mfu_rep, conv = f[9], f[10], f[11]
+    assert conv == "llmfoundry-6N+12Lds", line
+    assert abs(float(mfu_meas) - float(mfu_rep)) <= 0.11, line
+assert n == 25, n
+PY
+fi
 finish
