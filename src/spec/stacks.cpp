@@ -87,15 +87,31 @@ constexpr StackProfile kProfiles[] = {
     // (band 0.57-0.7; docs/step-time.md "llm-foundry"), so both kernels keep the FA-2 scale.
     // flash-attn's CrossEntropyLoss keeps inplace_backward = False (llmfoundry's
     // FusedCrossEntropyLoss(ignore_index=-100)): the gradient is a new bf16 buffer.
+    // The 8- to 64-GPU table (#543) ran llm-foundry v0.3.0, which requires Composer >=0.16.3,
+    // <0.17; the mpt-*.yaml set no backward_prefetch, so Composer's FSDP default applies,
+    // BACKWARD_POST (composer/trainer/dist_strategy.py set_fsdp_default, v0.16.3-v0.17.0):
+    // PyTorch FSDP prefetches the next unit's parameters only after the current unit's gradient
+    // computation, so the backward's re-gather is waited for. The >= 128-GPU table is
+    // llmfoundry-2024 below.
     {"llmfoundry-2023", true, true, false, false, 0.7, false, true, true,
-     "llm-foundry MPT benchmarks (Composer FSDP): DP overlap, fused CE, fp32 shards as main",
-     "fp32", true, false},
+     "llm-foundry MPT benchmarks, Oct 2023 (Composer 0.16 FSDP): DP overlap, backward gather "
+     "waited for (BACKWARD_POST), fused CE, fp32 shards as main",
+     "fp32", true, false, false},
     // torchtitan with async TP (enable_async_tensor_parallel = true; torchtitan
     // benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md): the TP all-gather and
     // reduce-scatter are decomposed and pipelined with the matmuls they feed (torch
     // micro-pipeline TP), i.e. TP communication overlap; otherwise as torchtitan-2024.
     {"torchtitan-asynctp", true, true, true, false, 0.7, false, false, true,
      "torchtitan with async TP: DP and TP overlap, fp32 grad reduce", "fp32", true},
+    // llm-foundry's ">= 128 GPUs" table (PR #838, Jan 2024, scripts/train/benchmarking/sweep.py
+    // @5e85bd62d): as llmfoundry-2023, but sweep.py passes --fsdp_config_backward_prefetch
+    // BACKWARD_PRE and --fsdp_config_forward_prefetch true, so the backward's re-gather is
+    // issued before each unit's backward and hides behind it (PyTorch FSDP BackwardPrefetch:
+    // "the most overlap"). Attention as llmfoundry-2023 (flash-attn 2.4.2 for 1b/3b/7b/70b,
+    // triton for 13b/30b; both at the FA-2 scale, docs/step-time.md "llm-foundry").
+    {"llmfoundry-2024", true, true, false, false, 0.7, false, true, true,
+     "llm-foundry MPT benchmarks, Jan 2024 (>= 128 GPUs): as llmfoundry-2023 with BACKWARD_PRE",
+     "fp32", true, false, true},
 };
 
 struct Alias {
@@ -119,7 +135,8 @@ const std::vector<std::string>& stack_keys() {
                                                  "training.grad_reduce_in_fp32",
                                                  "training.optimizer_state_dtype",
                                                  "training.fsdp_fp32_params",
-                                                 "training.cross_entropy_inplace"};
+                                                 "training.cross_entropy_inplace",
+                                                 "training.overlap_backward_gather"};
   return kKeys;
 }
 
@@ -162,6 +179,7 @@ bool apply_stack(Problem* problem, const std::set<std::string>& explicit_keys) {
       t.optimizer_state_dtype);
   set("training.fsdp_fp32_params", s->fsdp_fp32_params, t.fsdp_fp32_params);
   set("training.cross_entropy_inplace", s->cross_entropy_inplace, t.cross_entropy_inplace);
+  set("training.overlap_backward_gather", s->overlap_backward_gather, t.overlap_backward_gather);
   return true;
 }
 

@@ -115,6 +115,12 @@ struct TrainingSpec {
   // gradient into the logits (Transformer Engine), false when it allocates a new bf16 gradient
   // (flash-attn's Triton kernel with inplace_backward = False, as llm-foundry runs it).
   bool cross_entropy_inplace = true;
+  // FSDP backward prefetch (docs/step-time.md "llm-foundry: FSDP backward prefetch"): under
+  // ZeRO-3 the backward re-gathers each unit's weights; true when that gather is issued ahead
+  // of the unit's backward and hides behind the compute (PyTorch FSDP BACKWARD_PRE, FSDP2,
+  // Megatron/NeMo), false when it is issued only after the previous unit's gradients
+  // (BACKWARD_POST, Composer 0.16's default) and the backward waits for it.
+  bool overlap_backward_gather = true;
 };
 
 struct GpuSpec {

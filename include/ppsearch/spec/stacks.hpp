@@ -27,6 +27,8 @@ struct StackProfile {
   bool fsdp_fp32_params;              // training.fsdp_fp32_params
   // Fused cross entropy's gradient buffer (docs/memory.md "Logits").
   bool cross_entropy_inplace = true;  // training.cross_entropy_inplace
+  // FSDP backward prefetch (docs/step-time.md "llm-foundry: FSDP backward prefetch").
+  bool overlap_backward_gather = true;  // training.overlap_backward_gather
 };
 
 inline constexpr const char* kDefaultStack = "nemo-25.x";
@@ -35,7 +37,7 @@ inline constexpr const char* kDefaultStack = "nemo-25.x";
 const std::vector<std::string>& stack_keys();
 
 // Canonical profile names (megatron-2021, nemo-24.x, nemo-25.x, torchtitan-2024, tuned,
-// megatron-core, nemo-24.09-dfa, llmfoundry-2023, torchtitan-asynctp).
+// megatron-core, nemo-24.09-dfa, llmfoundry-2023, torchtitan-asynctp, llmfoundry-2024).
 const std::vector<std::string>& stack_names();
 
 // The profile of a canonical name or of an alias the runs CSV uses (megatron, nemo,
