@@ -402,6 +402,8 @@ RunRecord read_row(const std::string& source, const CsvRecord& rec,
   // Sliding-window attention (docs/moe.md "Sliding-window attention"), empty = 0.
   opt_zero("attention_window", kMaxSeqLength, &run.attention_window);
   opt_zero("window_attn_skip_freq", kMaxLayers, &run.window_attn_skip_freq);
+  // Multi-token prediction (docs/moe.md "MTP"), empty = 0.
+  opt_zero("mtp_layers", kMaxLayers, &run.mtp_layers);
 
   // Cross-column rules, only when the columns they use are valid.
   if (issues->size() != before) return run;

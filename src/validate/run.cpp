@@ -104,6 +104,8 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
   // Sliding-window attention (docs/moe.md "Sliding-window attention").
   m.attention_window = run.attention_window;
   m.window_attn_skip_freq = run.window_attn_skip_freq;
+  // Multi-token prediction (docs/moe.md "MTP").
+  m.mtp_layers = run.mtp_layers;
 
   p->training.global_batch_size = run.global_batch_size;
   p->training.attention_flops = AttentionFlops::kFull;  // no source halves attention FLOPs

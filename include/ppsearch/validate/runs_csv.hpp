@@ -75,7 +75,8 @@ inline constexpr std::array<const char*, 29> kRunsColumns = {
 ///        hidden_size / attention_heads), the model.moe_* and model.mla_* keys of the same names
 ///        (empty = 0), `ep` and `etp` (empty = 1) and `routing` (force-balanced, natural, ...).
 ///        Sliding-window attention: `attention_window`, `window_attn_skip_freq` (empty = 0).
-inline constexpr std::array<const char*, 23> kRunsOptionalColumns = {
+///        Multi-token prediction: `mtp_layers`, the model.mtp_layers key (empty = 0).
+inline constexpr std::array<const char*, 24> kRunsOptionalColumns = {
     "measured_peak_memory_gb",
     "memory_metric",
     "memory_derivation",
@@ -101,6 +102,8 @@ inline constexpr std::array<const char*, 23> kRunsOptionalColumns = {
     // Sliding-window attention (docs/moe.md "Sliding-window attention").
     "attention_window",
     "window_attn_skip_freq",
+    // Multi-token prediction (docs/moe.md "MTP").
+    "mtp_layers",
 };
 
 /// \brief One checked row of a runs CSV. Integers that the source does not state are
@@ -147,6 +150,8 @@ struct RunRecord {
   std::string routing;  ///< "force-balanced", "natural", ... lower-case ("" = not stated)
   // Sliding-window attention (docs/moe.md): the model keys of the same names, empty = 0.
   int attention_window = 0, window_attn_skip_freq = 0;
+  // Multi-token prediction (docs/moe.md "MTP"): model.mtp_layers, empty = 0.
+  int mtp_layers = 0;
 };
 
 /// \brief Parses and checks a whole runs CSV. Checks the header (every schema column of
