@@ -117,6 +117,23 @@ struct TrainingSpec {
   // gradient into the logits (Transformer Engine), false when it allocates a new bf16 gradient
   // (flash-attn's Triton kernel with inplace_backward = False, as llm-foundry runs it).
   bool cross_entropy_inplace = true;
+  // 26.06 MoE recipe features (docs/moe.md "26.06 recipe features"): FP8 core attention (TE
+  // fp8_dot_product_attention) and the fused grouped expert MLP (TE's CuTe DSL kernels).
+  bool fp8_attention = false;
+  bool moe_fused_grouped_mlp = false;
+  // torch.compile (docs/step-time.md "torch.compile (torchtitan)"): full recomputation replays only
+  // what the backward reads, so the FC2 GEMM and the TP collective after it are not replayed (a
+  // compiled graph's partitioner; eager checkpointing replays the whole layer). Default from
+  // training.stack.
+  bool recompute_skip_fc2 = false;
+  // The backward TP collectives of the input gradients overlap the wgrad / dgrad GEMMs
+  // (Megatron's asynchronous TP all-reduce / reduce-scatter); false: they run exposed after
+  // each linear's backward (DTensor TP in torchtitan). Default from training.stack.
+  bool tp_bwd_overlap = true;
+  // Q, K, V and the SwiGLU gate and up projections as separate GEMMs (torchtitan's wq, wk, wv,
+  // w1, w3) rather than one fused QKV and one fused FC1 GEMM (Megatron). Default from
+  // training.stack.
+  bool split_linears = false;
   // FSDP backward prefetch (docs/step-time.md "llm-foundry: FSDP backward prefetch"): under
   // ZeRO-3 the backward re-gathers each unit's weights; true when that gather is issued ahead
   // of the unit's backward and hides behind the compute (PyTorch FSDP BACKWARD_PRE, FSDP2,

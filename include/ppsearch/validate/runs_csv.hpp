@@ -76,7 +76,7 @@ inline constexpr std::array<const char*, 29> kRunsColumns = {
 ///        (empty = 0), `ep` and `etp` (empty = 1) and `routing` (force-balanced, natural, ...).
 ///        Sliding-window attention: `attention_window`, `window_attn_skip_freq` (empty = 0).
 ///        Multi-token prediction: `mtp_layers`, the model.mtp_layers key (empty = 0).
-inline constexpr std::array<const char*, 24> kRunsOptionalColumns = {
+inline constexpr std::array<const char*, 27> kRunsOptionalColumns = {
     "measured_peak_memory_gb",
     "memory_metric",
     "memory_derivation",
@@ -104,6 +104,13 @@ inline constexpr std::array<const char*, 24> kRunsOptionalColumns = {
     "window_attn_skip_freq",
     // Multi-token prediction (docs/moe.md "MTP").
     "mtp_layers",
+    // 26.06 MoE recipe features (docs/moe.md "26.06 recipe features"): the recipe's
+    // moe_a2a_overlap (a fraction in [0, 1]: training.moe_a2a_overlap), fp8_dot_product_attention
+    // and cutedsl_fused_grouped_mlp (0 or 1: training.fp8_attention,
+    // training.moe_fused_grouped_mlp); empty = the key's default.
+    "moe_a2a_overlap",
+    "fp8_attention",
+    "moe_fused_grouped_mlp",
 };
 
 /// \brief One checked row of a runs CSV. Integers that the source does not state are
@@ -152,6 +159,10 @@ struct RunRecord {
   int attention_window = 0, window_attn_skip_freq = 0;
   // Multi-token prediction (docs/moe.md "MTP"): model.mtp_layers, empty = 0.
   int mtp_layers = 0;
+  // 26.06 MoE recipe features (docs/moe.md "26.06 recipe features"): the training keys of the
+  // same names; empty = the key's default (or --set) value.
+  std::optional<double> moe_a2a_overlap;
+  std::optional<bool> fp8_attention, moe_fused_grouped_mlp;
 };
 
 /// \brief Parses and checks a whole runs CSV. Checks the header (every schema column of
