@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "ppsearch/spec/host_keys.hpp"
 #include "ppsearch/spec/keys.hpp"
 
 namespace ppsearch {
@@ -181,6 +182,13 @@ void check_moe(Checker& c) {
           "at most model.layers (" + std::to_string(m.layers) + "), or 0");
 }
 
+// MoE host time (docs/moe.md "Host time of a MoE layer"): the CUDA-graph scope list.
+void check_host(Checker& c) {
+  unsigned mask = 0;
+  if (!parse_cuda_graph_scope(c.p.training.cuda_graph_scope, &mask))
+    c.add("training.cuda_graph_scope", cuda_graph_scope_allowed());
+}
+
 }  // namespace
 
 std::vector<ConfigIssue> check(const Problem& problem) {
@@ -190,6 +198,7 @@ std::vector<ConfigIssue> check(const Problem& problem) {
   check_search(c);
   check_precision(c);
   check_moe(c);
+  check_host(c);
   return c.issues;
 }
 
