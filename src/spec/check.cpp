@@ -185,8 +185,16 @@ void check_moe(Checker& c) {
 // MoE host time (docs/moe.md "Host time of a MoE layer"): the CUDA-graph scope list.
 void check_host(Checker& c) {
   unsigned mask = 0;
-  if (!parse_cuda_graph_scope(c.p.training.cuda_graph_scope, &mask))
+  if (!parse_cuda_graph_scope(c.p.training.cuda_graph_scope, &mask)) {
     c.add("training.cuda_graph_scope", cuda_graph_scope_allowed());
+    return;
+  }
+  // Megatron-Core (megatron/training/arguments.py, --cuda-graph-modules): "moe_preprocess ...
+  // Must be used together with moe_router"; full_iteration graphs the whole step, alone.
+  if ((mask & kGraphMoePreprocess) && !(mask & kGraphMoeRouter))
+    c.add("training.cuda_graph_scope", "moe_preprocess only together with moe_router");
+  if ((mask & kGraphFullIteration) && mask != kGraphFullIteration)
+    c.add("training.cuda_graph_scope", "full_iteration alone (it graphs the whole step)");
 }
 
 }  // namespace

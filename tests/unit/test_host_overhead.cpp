@@ -213,6 +213,21 @@ TEST(HostOverhead, KeysRefuseBadValuesNamingTheAllowedSet) {
   }
   EXPECT_TRUE(found);
 
+  // Megatron-Core's own rules: moe_preprocess needs moe_router; full_iteration stands alone.
+  for (const char* bad : {"moe_preprocess", "attn+full_iteration"}) {
+    Problem q = small_moe(4096);
+    EXPECT_FALSE(apply_key(q, "training.cuda_graph_scope", bad, "test").has_value());
+    bool refused = false;
+    for (const auto& i : check(q)) refused |= i.key == "training.cuda_graph_scope";
+    EXPECT_TRUE(refused) << bad;
+  }
+  {
+    Problem q = small_moe(4096);
+    EXPECT_FALSE(
+        apply_key(q, "training.cuda_graph_scope", "moe_router+moe_preprocess", "t").has_value());
+    for (const auto& i : check(q)) EXPECT_NE(i.key, "training.cuda_graph_scope");
+  }
+
   issue = apply_key(p, "gpu.host_op_us", "-1", "test");
   ASSERT_TRUE(issue.has_value());
   EXPECT_FALSE(apply_key(p, "gpu.host_op_us", "20", "test").has_value());
