@@ -103,6 +103,40 @@ TEST(Uncertainty, VariationsClampIntoTheKeysRange) {
                std::invalid_argument);
 }
 
+TEST(Uncertainty, AFittedDerateIsVariedOnlyWhereAPresetSetsIt) {
+  Problem p = llama70b_h200();
+  const std::vector<ConstantRange> table = {
+      {"gpu.clock_scale", 0.029, true, 0.1, 1.5, "test", true, 1.0}};
+  // At the neutral 1 there is nothing fitted: both ends are the base value and the time stays.
+  std::vector<Variation> v = make_variations(p, table);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].value, 1.0);
+  EXPECT_EQ(v[1].value, 1.0);
+  Candidate c = make_candidate(p, 4, 8, 4, 1, Schedule::k1F1B);
+  const double t1 = evaluate(p, c).iteration_time_s;
+  ASSERT_TRUE(std::isfinite(t1));
+  UncertaintyEvaluator u1(p, table, EvalOptions{});
+  EXPECT_EQ(u1.evaluate(c, t1).bounds.lo, t1);
+  EXPECT_EQ(u1.evaluate(c, t1).bounds.hi, t1);
+  // A fitted 0.808 is varied by ±2.9 %, and a slower clock is a slower step.
+  ASSERT_FALSE(apply_key(p, "gpu.clock_scale", "0.808", "test"));
+  v = make_variations(p, table);
+  EXPECT_NEAR(v[0].value, 0.808 * 0.971, 1e-12);
+  EXPECT_NEAR(v[1].value, 0.808 * 1.029, 1e-12);
+  const double t = evaluate(p, c).iteration_time_s;
+  UncertaintyEvaluator u(p, table, EvalOptions{});
+  const auto r = u.evaluate(c, t);
+  EXPECT_GT(r.times[0], t);
+  EXPECT_LT(r.times[1], t);
+  EXPECT_LT(r.bounds.lo, t);
+  EXPECT_GT(r.bounds.hi, t);
+  // The built-in table has it, flagged.
+  bool found = false;
+  for (const ConstantRange& cr : default_constant_ranges())
+    if (cr.key == "gpu.clock_scale") found = cr.only_when_fitted;
+  EXPECT_TRUE(found);
+}
+
 TEST(Uncertainty, CombineIsRootSumSquareOfOneSidedMoves) {
   // Two constants: (9, 12) and (10.5, 10) around 10: down √(1² + 0²), up √(2² + 0.5²).
   const TimeBounds b = combine_bounds(10.0, {9.0, 12.0, 10.5, 10.0});

@@ -24,6 +24,10 @@ struct ConstantRange {
   double min_value = 0;   // the varied value is clamped into [min_value, max_value]
   double max_value = 1;   //   (the key's allowed range)
   std::string source;     // where the range comes from (docs/uncertainty.md)
+  // When set, the constant is varied only where its value differs from `unset_value` (a
+  // fitted derate such as gpu.clock_scale; at its neutral value there is nothing fitted to vary).
+  bool only_when_fitted = false;
+  double unset_value = 1.0;
 };
 
 // The built-in table (docs/uncertainty.md "Ranges"). Every key is a registered key.
