@@ -91,7 +91,11 @@ MoeHostOps moe_host_op_counts(MoeDispatcher d, double local_experts, bool fp8, i
   // Inside each GroupedLinear, per local expert: one GEMM launch forward, dgrad and wgrad
   // backward (cublaslt_gemm.cu's per-expert loop), and with FP8 one quantisation launch of the
   // input forward and of the output gradient backward (_split_quantize): per expert 2 (+2 FP8)
-  // forward, 4 (+2 FP8) backward over FC1 and FC2.
+  // forward, 4 (+2 FP8) backward over FC1 and FC2. Each per-expert GEMM counts as a full plain
+  // op although it is launched from C++, not Python: TE's cublas_gemm builds its cuBLASLt layouts
+  // and descriptor and queries cublasLtMatmulAlgoGetHeuristic on every call (T cublaslt_gemm.cu,
+  // cublasLtMatrixLayoutCreate / cublasLtMatmulDescCreate / cublasLtMatmulAlgoGetHeuristic before
+  // each cublasLtMatmul).
   const double n = std::max(0.0, local_experts);
   o.experts.fwd = 3 * M + 3 + n * (2.0 + (fp8 ? 2.0 : 0.0));
   o.experts.bwd = 3 * M + 2 + n * (4.0 + (fp8 ? 2.0 : 0.0));
