@@ -276,6 +276,10 @@ void megatron_moe_flags(Builder& b, const ModelSpec& m, const TrainingSpec& t, c
     if (is_moe(m)) modules += " moe_act";
     b.flag("--recompute-modules", modules);
   }
+  if (m.mtp_layers > 0)  // multi-token prediction (docs/moe.md "MTP")
+    b.approx("model.mtp_layers = " + std::to_string(m.mtp_layers) +
+             " is costed on the last stage: add --mtp-num-layers (and 'm' before 'L' in a "
+             "--pipeline-model-parallel-layout)");
 }
 
 LaunchConfig megatron(const Problem& p, const ResultRow& r,
@@ -430,6 +434,10 @@ LaunchConfig nemo(const Problem& p, const ResultRow& r, const std::vector<std::p
     b.flag("model.expert_model_parallel_size", std::to_string(std::max(1, r.ep)));
     b.flag("model.expert_tensor_parallel_size", std::to_string(std::max(1, r.etp)));
   }
+  if (m.mtp_layers > 0)  // multi-token prediction (docs/moe.md "MTP")
+    b.approx("model.mtp_layers = " + std::to_string(m.mtp_layers) +
+             " is costed on the last stage: set model.mtp_num_layers (and 'mtp' before 'loss' in "
+             "a model.pipeline_model_parallel_layout)");
   b.flag("model.sequence_parallel", tf(r.sequence_parallel && r.tp > 1));
   switch (recompute_of(r)) {
     case Recompute::kNone:

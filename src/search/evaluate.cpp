@@ -8,6 +8,7 @@
 #include "ppsearch/cost/comm.hpp"
 #include "ppsearch/cost/items.hpp"
 #include "ppsearch/cost/moe.hpp"
+#include "ppsearch/cost/mtp.hpp"
 #include "ppsearch/partition/partition.hpp"
 #include "ppsearch/partition/relaxed_memo.hpp"
 #include "ppsearch/schedule/pipeline_schedule.hpp"
@@ -356,6 +357,9 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   if (I.moe) moe_chain(I, base_c, &cc);
   // The per-layer terms apply to the dense layers; a MoE layer keeps the costs of cost/moe.cpp.
   adjust_layer(cc.layer, base_c);
+  // Multi-token prediction (docs/moe.md "MTP"): its modules, each a block like the last layer,
+  // join the last item (Megatron-Core places them on the last pipeline stage).
+  add_mtp(I.eff, base_c, I.links, pb.model.layers > I.n_dense ? I.it_moe : cc.layer, &cc);
   if (fsdp_pp && c.zero == 3) fsdp_pp_gradients(I, c, &cc);
   const ItemCost& moe_layer = I.it_moe;
   PartialRecompute& prc = I.partial;
@@ -896,7 +900,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   }
   // Tied embeddings: first and last stage all-reduce the embedding gradient (§5.4).
   double tied_s = 0;
-  if (pb.model.tied_embeddings && P > 1) {
+  if ((pb.model.tied_embeddings || pb.model.mtp_layers > 0) && P > 1) {  // MTP: docs/moe.md
     const long long last = (P - 1) * stride;
     const GroupShape g{2, last < ndom ? 2 : 1, last < ndom ? 1 : 2};
     tied_s = collective_time(Collective::kAllReduce, 4.0 * cc.embed.params, g, I.links);
@@ -918,9 +922,10 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   // ---- Figures ------------------------------------------------------------------------
   const double n_gpu = c.gpus;
   const double peak_flops = pb.gpu.peak_flop_per_s;
-  const double f_model =
+  double f_model =
       I.moe ? moe_model_flops_per_step(pb.model, c.global_batch_size, trn.attention_flops)
             : model_flops_per_step(pb.model, c.global_batch_size, trn.attention_flops);
+  f_model += mtp_model_flops_per_step(pb.model, c.global_batch_size, trn.attention_flops, I.moe);
   double recomputed_share = 1.0;  // of the layers, for the recompute FLOPs of partial recompute
   if (partial) {
     int r = 0;
@@ -932,7 +937,10 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       recomputed_share * (I.moe && c.recompute == Recompute::kFull
                               ? moe_full_recompute_flops_per_step(pb.model, c.global_batch_size)
                               : recompute_flops_per_step(pb.model, c.global_batch_size, c.recompute,
-                                                         pb.training.selective_recompute));
+                                                         pb.training.selective_recompute)) +
+      (partial ? 0.0  // the MTP blocks are not among the partially recomputed layers
+               : mtp_recompute_flops_per_step(pb.model, c.global_batch_size, c.recompute,
+                                              pb.training.selective_recompute, I.moe));
   e.feasible = true;
   e.reason = Infeasible::kNone;
   e.iteration_time_s = t_iter;

@@ -323,6 +323,12 @@ std::vector<KeyDef> build_table() {
                       "with attention_window: every N-th layer is full attention (Megatron "
                       "window_attn_skip_freq; GPT-OSS: 2); 0 = every layer windowed",
                       kMaxLayers, true));
+  // Multi-token prediction (docs/moe.md "MTP").
+  t.push_back(
+      int_key("model.mtp_layers", PPSEARCH_REF(int, model.mtp_layers), 0,
+              "multi-token-prediction modules trained with the model (Megatron-Core "
+              "mtp_num_layers; DeepSeek-V3: 1), costed on the last pipeline stage; 0 = none",
+              kMaxLayers, true));
 
   // ---- [training] ----------------------------------------------------------
   t.push_back(int_key("training.global_batch_size", PPSEARCH_REF(int, training.global_batch_size),

@@ -414,6 +414,8 @@ RunRecord read_row(const std::string& source, const CsvRecord& rec,
   unsigned scope_mask = 0;
   if (!run.cuda_graph_scope.empty() && !parse_cuda_graph_scope(run.cuda_graph_scope, &scope_mask))
     r.issue("cuda_graph_scope", cuda_graph_scope_allowed() + ", or empty");
+  // Multi-token prediction (docs/moe.md "MTP"), empty = 0.
+  opt_zero("mtp_layers", kMaxLayers, &run.mtp_layers);
 
   // Cross-column rules, only when the columns they use are valid.
   if (issues->size() != before) return run;

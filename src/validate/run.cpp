@@ -112,6 +112,8 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
         int(std::find(names.begin(), names.end(), run.moe_dispatcher) - names.begin());
   }
   if (!run.cuda_graph_scope.empty()) p->training.cuda_graph_scope = run.cuda_graph_scope;
+  // Multi-token prediction (docs/moe.md "MTP").
+  m.mtp_layers = run.mtp_layers;
 
   p->training.global_batch_size = run.global_batch_size;
   p->training.attention_flops = AttentionFlops::kFull;  // no source halves attention FLOPs

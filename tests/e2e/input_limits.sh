@@ -49,7 +49,7 @@ grep -q "search.max_candidates = 500000" err.txt && ok "1:131072 refused" || bad
 mkfifo tmp/fifo.ini
 mkdir tmp/dir.ini
 head -c 1048577 /dev/zero | tr '\0' '#' > tmp/big.ini
-expect_usage "ppsearch: error: --model: tmp/fifo.ini: an existing INI file (not a regular file) or a model preset (deepseek-v3, gpt3-13b, gpt3-175b, llama3-405b, llama3-70b, llama3-8b, mixtral-8x22b, nemotron4-15b, qwen3-30b-a3b, seed-gpt-48l)" \
+expect_usage "ppsearch: error: --model: tmp/fifo.ini: an existing INI file (not a regular file) or a model preset (deepseek-v3, gpt-oss-120b, gpt-oss-20b, gpt3-13b, gpt3-175b, llama3-405b, llama3-70b, llama3-8b, mixtral-8x22b, nemotron4-15b, qwen3-30b-a3b, seed-gpt-48l)" \
   --gpus 64 --model tmp/fifo.ini
 expect_usage "ppsearch: error: --config: tmp/dir.ini: an existing INI file (not a regular file) or a search preset (default)" \
   --gpus 64 --config tmp/dir.ini

@@ -8,7 +8,8 @@ source "$SOURCE_DIR/tests/e2e/_lib.sh"
 : "${PPSEARCH_VALIDATE:?path of the ppsearch-validate binary}"
 
 for spec in "deepseek-v3 h200-8gpu-ndr 256" "mixtral-8x22b h100-8gpu-ndr 64" \
-            "qwen3-30b-a3b h100-8gpu-ndr 16"; do
+            "qwen3-30b-a3b h100-8gpu-ndr 16" "gpt-oss-120b h100-8gpu-ndr 64" \
+            "gpt-oss-20b h100-8gpu-ndr 16"; do
   read -r model cluster gpus <<<"$spec"
   expect_rc 0 "$PPSEARCH" --model "$model" --cluster "$cluster" --gpus "$gpus" --threads 2 \
     --output "$model.csv" --overwrite --top 3
@@ -36,6 +37,36 @@ PY
     cat out.txt >&2
   fi
 done
+
+# The presets' model keys as their config.json (GPT-OSS: sliding window on every other layer) and
+# DeepSeek-V3's multi-token-prediction module (docs/moe.md "MTP", "GPT-OSS").
+for spec in "gpt-oss-120b 36 128 4 128 2 0" "gpt-oss-20b 24 32 4 128 2 0" \
+            "deepseek-v3 61 256 8 0 0 1"; do
+  read -r model layers experts topk window skip mtp <<<"$spec"
+  expect_rc 0 "$PPSEARCH" --model "$model" --gpus 64 --print-config
+  if grep -qx "layers = $layers" out.txt && grep -qx "moe_experts = $experts" out.txt &&
+     grep -qx "moe_top_k = $topk" out.txt && grep -qx "attention_window = $window" out.txt &&
+     grep -qx "window_attn_skip_freq = $skip" out.txt && grep -qx "mtp_layers = $mtp" out.txt; then
+    ok "$model: preset keys as its config.json"
+  else
+    bad "$model: preset keys differ from config.json"; cat out.txt >&2
+  fi
+done
+# One MTP module costs the last stage time and memory: the same DeepSeek-V3 configuration with
+# model.mtp_layers = 0 is faster and needs less memory.
+for n in 0 1; do
+  expect_rc 0 "$PPSEARCH" --model deepseek-v3 --cluster h200-8gpu-ndr --gpus 256 --threads 1 \
+    --tp 2 --pp 8 --cp 1 --vpp 1 --mbs 1 --ep 16 --etp 1 --schedule 1f1b --recompute full \
+    --sp on --zero 1 --set model.mtp_layers=$n --output "mtp$n.csv" --overwrite --quiet
+done
+if "$PY" - mtp0.csv mtp1.csv <<'PY'
+import csv, sys
+a, b = (next(csv.DictReader(open(f, newline=""))) for f in sys.argv[1:3])
+assert a["feasible"] == "1" and b["feasible"] == "1", (a, b)
+assert float(b["iteration_time_s"]) > float(a["iteration_time_s"]), (a["iteration_time_s"], b["iteration_time_s"])
+assert float(b["peak_memory_gb"]) > float(a["peak_memory_gb"]), (a["peak_memory_gb"], b["peak_memory_gb"])
+PY
+then ok "DeepSeek-V3: the MTP module costs time and memory"; else bad "DeepSeek-V3: MTP cost"; fi
 
 # Deterministic: the same MoE sweep on 1 and 2 threads gives the same table.
 expect_rc 0 "$PPSEARCH" --model qwen3-30b-a3b --cluster h100-8gpu-ndr --gpus 16 --threads 1 \

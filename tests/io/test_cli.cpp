@@ -493,8 +493,8 @@ TEST(CliLimits, AModelPathThatIsNoRegularFileIsAUsageError) {
   EXPECT_EQ(error_of({"--gpus", "64", "--model", fifo}),
             "ppsearch: error: --model: " + fifo +
                 ": an existing INI file (not a regular file) or a model preset (deepseek-v3, "
-                "gpt3-13b, gpt3-175b, llama3-405b, llama3-70b, llama3-8b, mixtral-8x22b, "
-                "nemotron4-15b, qwen3-30b-a3b, seed-gpt-48l)\n");
+                "gpt-oss-120b, gpt-oss-20b, gpt3-13b, gpt3-175b, llama3-405b, llama3-70b, "
+                "llama3-8b, mixtral-8x22b, nemotron4-15b, qwen3-30b-a3b, seed-gpt-48l)\n");
 }
 
 }  // namespace

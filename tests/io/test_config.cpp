@@ -63,9 +63,10 @@ int line_of(std::string_view text, const std::string& prefix) {
 // ---- presets -----------------------------------------------------------------------------
 TEST(Presets, TheExpectedSetExists) {
   EXPECT_EQ(preset_names("models"),
-            (std::vector<std::string>{"deepseek-v3", "gpt3-13b", "gpt3-175b", "llama3-405b",
-                                      "llama3-70b", "llama3-8b", "mixtral-8x22b", "nemotron4-15b",
-                                      "qwen3-30b-a3b", "seed-gpt-48l"}));
+            (std::vector<std::string>{"deepseek-v3", "gpt-oss-120b", "gpt-oss-20b", "gpt3-13b",
+                                      "gpt3-175b", "llama3-405b", "llama3-70b", "llama3-8b",
+                                      "mixtral-8x22b", "nemotron4-15b", "qwen3-30b-a3b",
+                                      "seed-gpt-48l"}));
   EXPECT_EQ(preset_names("gpus"),
             (std::vector<std::string>{"a100-80gb", "b200", "b300", "gb200", "gb300", "h100",
                                       "h100-96gb-500w", "h200"}));

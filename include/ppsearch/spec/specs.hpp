@@ -69,6 +69,8 @@ struct ModelSpec {
   // Sliding-window attention (docs/moe.md "Sliding-window attention"; GPT-OSS).
   int attention_window = 0;       // keys before each query in a windowed layer (0 = full)
   int window_attn_skip_freq = 0;  // every N-th layer is full attention (0 = all windowed)
+  // Multi-token prediction (docs/moe.md "MTP"; DeepSeek-V3 §2.2, Megatron-Core mtp_num_layers).
+  int mtp_layers = 0;  // MTP modules on the last pipeline stage (0 = none)
 };
 
 struct TrainingSpec {

@@ -78,7 +78,8 @@ inline constexpr std::array<const char*, 29> kRunsColumns = {
 ///        MoE host time (docs/moe.md "Host time of a MoE layer"): `moe_dispatcher` (alltoall,
 ///        allgather or flex) and `cuda_graph_scope` ('+'-joined scopes or none); empty = the
 ///        key's default.
-inline constexpr std::array<const char*, 25> kRunsOptionalColumns = {
+///        Multi-token prediction: `mtp_layers`, the model.mtp_layers key (empty = 0).
+inline constexpr std::array<const char*, 26> kRunsOptionalColumns = {
     "measured_peak_memory_gb",
     "memory_metric",
     "memory_derivation",
@@ -107,6 +108,8 @@ inline constexpr std::array<const char*, 25> kRunsOptionalColumns = {
     // MoE host time (docs/moe.md "Host time of a MoE layer").
     "moe_dispatcher",
     "cuda_graph_scope",
+    // Multi-token prediction (docs/moe.md "MTP").
+    "mtp_layers",
 };
 
 /// \brief One checked row of a runs CSV. Integers that the source does not state are
@@ -156,6 +159,8 @@ struct RunRecord {
   // MoE host time (docs/moe.md): training.moe_dispatcher and training.cuda_graph_scope as the
   // row states them (lower-case), "" = not stated (the key's default).
   std::string moe_dispatcher, cuda_graph_scope;
+  // Multi-token prediction (docs/moe.md "MTP"): model.mtp_layers, empty = 0.
+  int mtp_layers = 0;
 };
 
 /// \brief Parses and checks a whole runs CSV. Checks the header (every schema column of
