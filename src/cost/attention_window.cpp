@@ -16,6 +16,8 @@
 
 #include <algorithm>
 
+#include "ppsearch/cost/moe_recipe.hpp"
+
 namespace ppsearch {
 
 bool has_attention_window(const ModelSpec& m) {
@@ -49,7 +51,9 @@ void apply_attention_window(const Problem& pb, const Candidate& c, ItemCost* L) 
   const double hq = double(m.attention_heads) * m.head_dim;
   const double eff =
       std::min(1.0, pb.gpu.attention_efficiency * pb.training.attention_efficiency_scale);
-  const double att_fwd = 0.5 * 4.0 * m_tok * m.seq_length * hq / t / (pb.gpu.peak_flop_per_s * eff);
+  const double att_fwd = 0.5 * 4.0 * m_tok * m.seq_length * hq / t /
+                         (pb.gpu.peak_flop_per_s * eff) /
+                         fp8_attention_speedup(pb.training, pb.gpu);  // as items.cpp
   const double cut_fwd = att_fwd * (1.0 - f), cut_bwd = 2.5 * cut_fwd;
   // Full recomputation replays the forward; selective (Megatron's core-attention flavour)
   // replays the core attention.

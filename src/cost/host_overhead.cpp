@@ -37,9 +37,12 @@
 
 #include <algorithm>
 
+#include "ppsearch/cost/moe_recipe.hpp"
+
 namespace ppsearch {
 
-MoeHostOps moe_host_op_counts(MoeDispatcher d, double local_experts, bool fp8, int tp) {
+MoeHostOps moe_host_op_counts(MoeDispatcher d, double local_experts, bool fp8, int tp,
+                              bool fused_mlp) {
   const double M = kTeModuleOps;  // one TE / Megatron autograd module call, in plain ops
   MoeHostOps o;
   // Attention block (M transformer_layer.py with the TE spec): modules: the QKV LayerNormLinear,
@@ -99,6 +102,9 @@ MoeHostOps moe_host_op_counts(MoeDispatcher d, double local_experts, bool fp8, i
   const double n = std::max(0.0, local_experts);
   o.experts.fwd = 3 * M + 3 + n * (2.0 + (fp8 ? 2.0 : 0.0));
   o.experts.bwd = 3 * M + 2 + n * (4.0 + (fp8 ? 2.0 : 0.0));
+  // The fused grouped MLP (TE's CuTe DSL kernels through the op fuser; moe_recipe.cpp) runs every
+  // expert's FC1, SwiGLU, FC2 and casts in one module call, forward and backward.
+  if (fused_mlp) o.experts = {M + 3, M + 2};
   return o;
 }
 
@@ -138,9 +144,9 @@ HostOps moe_layer_host_time(const Problem& pb, const Candidate& c) {
   if (!parse_cuda_graph_scope(pb.training.cuda_graph_scope, &scope)) scope = 0;  // check() refuses
   const int ep = std::max(1, c.ep);
   const bool fp8 = pb.training.precision == "fp8";
-  const MoeHostOps counts =
-      moe_host_op_counts(static_cast<MoeDispatcher>(pb.training.moe_dispatcher),
-                         double(m.moe_experts) / ep, fp8, c.tp);
+  const MoeHostOps counts = moe_host_op_counts(
+      static_cast<MoeDispatcher>(pb.training.moe_dispatcher), double(m.moe_experts) / ep, fp8, c.tp,
+      fused_grouped_mlp_active(pb.training, pb.gpu));
   const HostOps ops = graphed_host_ops(counts, scope);
   const double t = pb.gpu.host_op_s;
   HostOps s{ops.fwd * t, ops.bwd * t};

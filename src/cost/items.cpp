@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ppsearch/cost/moe_recipe.hpp"
 #include "ppsearch/cost/precision.hpp"
 
 namespace ppsearch {
@@ -196,17 +197,43 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     // GEMMs per TP rank (docs/algorithms.md §3.3): [m×k]·[k×n].
     const double qkv_n = (d.hq + 2 * d.hkv) / t, o_k = d.hq / t;
     const double fc1_n = d.F * (d.glu ? 2 : 1) / t, fc2_k = d.F / t;
-    const double g_fwd = gemm_time(m, qkv_n, d.h, gpu, lp) + gemm_time(m, d.h, o_k, gpu, lp) +
-                         gemm_time(m, fc1_n, d.h, gpu, lp) + gemm_time(m, d.h, fc2_k, gpu, lp);
+    // The input projections (k = h): one fused GEMM each for QKV and FC1 (Megatron's
+    // linear_qkv and linear_fc1), or with training.split_linears one GEMM per weight, as
+    // torchtitan's Attention (wq, wk, wv) and FeedForward (w1, w3) run them
+    // (torchtitan/models/llama3/model.py @820504e): each reads the input again, and at high TP
+    // the K and V GEMMs (n = h_kv/t) fall below the tile and roofline knees (cost/gemm.cpp).
+    // The fused sums keep their order: the search's discrete choices are sensitive to the last
+    // bit of these times, and the default stack's answers must stay bit-identical.
     // dgrad [m×n]·[n×k] → output m×k; wgrad [k×m]·[m×n] → output k×n.
-    const double g_dgrad = gemm_time(m, d.h, qkv_n, gpu, lp) + gemm_time(m, o_k, d.h, gpu, lp) +
-                           gemm_time(m, d.h, fc1_n, gpu, lp) + gemm_time(m, fc2_k, d.h, gpu, lp);
-    const double g_wgrad = gemm_time(d.h, qkv_n, m, gpu, lp) + gemm_time(o_k, d.h, m, gpu, lp) +
-                           gemm_time(d.h, fc1_n, m, gpu, lp) + gemm_time(fc2_k, d.h, m, gpu, lp);
+    double g_fwd = gemm_time(m, qkv_n, d.h, gpu, lp) + gemm_time(m, d.h, o_k, gpu, lp) +
+                   gemm_time(m, fc1_n, d.h, gpu, lp) + gemm_time(m, d.h, fc2_k, gpu, lp);
+    double g_dgrad = gemm_time(m, d.h, qkv_n, gpu, lp) + gemm_time(m, o_k, d.h, gpu, lp) +
+                     gemm_time(m, d.h, fc1_n, gpu, lp) + gemm_time(m, fc2_k, d.h, gpu, lp);
+    double g_wgrad = gemm_time(d.h, qkv_n, m, gpu, lp) + gemm_time(o_k, d.h, m, gpu, lp) +
+                     gemm_time(d.h, fc1_n, m, gpu, lp) + gemm_time(fc2_k, d.h, m, gpu, lp);
+    if (pb.training.split_linears) {
+      double in_n[5];
+      int n_in = 0;
+      in_n[n_in++] = d.hq / t;
+      in_n[n_in++] = d.hkv / t;
+      in_n[n_in++] = d.hkv / t;
+      in_n[n_in++] = d.F / t;
+      if (d.glu) in_n[n_in++] = d.F / t;
+      g_fwd = gemm_time(m, d.h, o_k, gpu, lp) + gemm_time(m, d.h, fc2_k, gpu, lp);
+      g_dgrad = gemm_time(m, o_k, d.h, gpu, lp) + gemm_time(m, fc2_k, d.h, gpu, lp);
+      g_wgrad = gemm_time(o_k, d.h, m, gpu, lp) + gemm_time(fc2_k, d.h, m, gpu, lp);
+      for (int i = 0; i < n_in; ++i) {
+        g_fwd += gemm_time(m, in_n[i], d.h, gpu, lp);
+        g_dgrad += gemm_time(m, d.h, in_n[i], gpu, lp);
+        g_wgrad += gemm_time(d.h, in_n[i], m, gpu, lp);
+      }
+    }
     // FlashAttention: the causal kernel skips masked blocks, so it executes half of
     // 4·b·s_q·s·h_q/t; backward ≈ 2.5× forward incl. FA's own recompute (§3.3).
     const double att_fwd_flops = 0.5 * 4.0 * m * d.s * d.hq / t;
-    const double att_fwd = att_fwd_flops / (gpu.peak_flop_per_s * gpu.attention_efficiency);
+    // FP8 core attention (training.fp8_attention; docs/moe.md "26.06 recipe features").
+    const double att_fwd = att_fwd_flops / (gpu.peak_flop_per_s * gpu.attention_efficiency) /
+                           fp8_attention_speedup(pb.training, gpu);
     const double att_bwd = 2.5 * att_fwd;
     // Memory-bound element-wise ops (§3.3): 2 norms (r+w), 2 residual adds (2r+w) in
     // the h-wide (SP-sharded) region, RoPE on q,k, and the activation (SwiGLU reads
@@ -232,23 +259,37 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
 
     // TP collectives per layer (§5.4; Shoeybi et al. §3, Korthikanti §4.2.2).
     double tp_fwd = 0, tp_bwd = 0, tp_all = 0, tp_all_fwd = 0;  // *_all: hidden + exposed
+    double tp_fc2_out = 0;  // the collective after FC2 (RS with SP, AR without), hidden + exposed
+    double tp_sp_gathers = 0;  // the two SP all-gathers before QKV and FC1, hidden + exposed
+    // training.tp_bwd_overlap = false (DTensor TP, torchtitan; docs/step-time.md "torch.compile
+    // (torchtitan)"): autograd runs a linear's dgrad and wgrad in one MmBackward node and the
+    // input-gradient collective after it, so nothing hides it; the gathered SP input is saved, not
+    // re-gathered.
+    const bool bwd_overlap = pb.training.tp_bwd_overlap;
     if (c.tp > 1) {
       const double S = kBf16 * m * d.h;  // full activation per micro-batch
       if (c.sp) {
         const double ag = collective_time(Collective::kAllGather, S, tp_group, links);
         const double rs = collective_time(Collective::kReduceScatter, S, tp_group, links);
         tp_fwd = 2 * ag + 2 * rs;  // AG before QKV and FC1, RS after proj and FC2
+        tp_fc2_out = rs;
         // Backward: AG of the output gradient before proj/FC2 is exposed; the RS of
         // the column-parallel input gradients overlaps the wgrad GEMMs, and the
         // re-gather of the SP input for wgrad overlaps the dgrad GEMMs (Megatron).
         tp_bwd = 2 * ag + std::max(0.0, 2 * rs - g_wgrad) + std::max(0.0, 2 * ag - g_dgrad);
         tp_all = tp_fwd + 4 * ag + 2 * rs;
+        if (!bwd_overlap) {
+          tp_bwd = 2 * ag + 2 * rs;
+          tp_all = tp_fwd + 2 * ag + 2 * rs;
+        }
+        tp_sp_gathers = 2 * ag;
       } else {
         const double ar = collective_time(Collective::kAllReduce, S, tp_group, links);
         tp_fwd = 2 * ar;  // after proj and after FC2
+        tp_fc2_out = ar;
         // Backward all-reduce of the column-parallel input gradients overlaps wgrad
         // (Megatron's async tensor-parallel all-reduce).
-        tp_bwd = std::max(0.0, 2 * ar - g_wgrad);
+        tp_bwd = bwd_overlap ? std::max(0.0, 2 * ar - g_wgrad) : 2 * ar;
         tp_all = 4 * ar;
       }
       tp_all_fwd = tp_fwd;
@@ -272,11 +313,28 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     const int n_mm = layer_matmuls(d, mm);
     double bwd_compute = g_dgrad + att_bwd + ew_bwd;
     double bwd_comm = tp_bwd + cp_bwd;
+    // Per-op selective recomputation (torchtitan's policy) saves matmul, attention and
+    // reduce-scatter outputs but not all-gathers (_save_list in parallelize_llama.py @9dec370 and
+    // @820504e): with SP the backward replays the two all-gathers of the layer's inputs.
+    const double replay_tp_all = (c.recompute == Recompute::kSelective &&
+                                  pb.training.selective_recompute == SelectiveRecompute::kPerOp)
+                                     ? tp_sp_gathers
+                                     : 0.0;
+    const double replay_tp = replay_tp_all * (1.0 - cl.tp_comm_overlap);
+    bwd_comm += replay_tp;
     // Recomputation (§3.2): full replays the forward (with its collectives) before
     // the backward; selective recomputes the core attention forward.
+    // Pruned replay (training.recompute_skip_fc2, a compiled graph; docs/step-time.md
+    // "torch.compile (torchtitan)"): the backward needs neither FC2's output nor the collective
+    // after it, so a partitioner that recomputes only what the backward reads drops both from the
+    // replay.
+    const bool skip_fc2 = c.recompute == Recompute::kFull && pb.training.recompute_skip_fc2;
+    const double skip_gemm = skip_fc2 ? gemm_time(m, d.h, fc2_k, gpu, lp) : 0.0;
+    const double skip_tp_all = skip_fc2 ? tp_fc2_out : 0.0;
+    const double skip_tp = skip_tp_all * (1.0 - cl.tp_comm_overlap);
     if (c.recompute == Recompute::kFull) {
-      bwd_compute += fwd_compute;
-      bwd_comm += tp_fwd + cp_fwd;
+      bwd_compute += fwd_compute - skip_gemm;
+      bwd_comm += tp_fwd - skip_tp + cp_fwd;
     } else if (c.recompute == Recompute::kSelective) {
       if (per_op) {
         // Per-op (torchtitan): every second matmul and the element-wise ops run again.
@@ -294,19 +352,22 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     L.bwd_s = bwd_compute + bwd_comm;
     L.wgt_s = g_wgrad;
     L.compute_s = fwd_compute + bwd_compute + g_wgrad;
-    L.tp_comm_s = tp_fwd + tp_bwd + (c.recompute == Recompute::kFull ? tp_fwd : 0.0);
+    L.tp_comm_s =
+        tp_fwd + tp_bwd + replay_tp + (c.recompute == Recompute::kFull ? tp_fwd - skip_tp : 0.0);
     L.cp_comm_s = cp_fwd + cp_bwd + (c.recompute == Recompute::kFull ? cp_fwd : 0.0);
     // Full recomputation replays the forward's collectives once more.
-    L.tp_total_s = tp_all + (c.recompute == Recompute::kFull ? tp_all_fwd : 0.0);
+    L.tp_total_s =
+        tp_all + replay_tp_all + (c.recompute == Recompute::kFull ? tp_all_fwd - skip_tp_all : 0.0);
     // Hooks for the TP overlap charge in evaluate() (docs/step-time.md).
     {
       const bool full = c.recompute == Recompute::kFull;
       L.gemm_fwd_s = g_fwd;
-      L.gemm_bwd_s = g_dgrad + g_wgrad + (full ? g_fwd : 0.0);
+      L.gemm_bwd_s = g_dgrad + g_wgrad + (full ? g_fwd - skip_gemm : 0.0);
       L.tp_fwd_s = tp_fwd;
-      L.tp_bwd_s = tp_bwd + (full ? tp_fwd : 0.0);
+      L.tp_bwd_s = tp_bwd + replay_tp + (full ? tp_fwd - skip_tp : 0.0);
       L.tp_fwd_total_s = tp_all_fwd;
-      L.tp_bwd_total_s = tp_all - tp_all_fwd + (full ? tp_all_fwd : 0.0);
+      L.tp_bwd_total_s =
+          tp_all - tp_all_fwd + replay_tp_all + (full ? tp_all_fwd - skip_tp_all : 0.0);
     }
     L.cp_total_s = cp_all + (c.recompute == Recompute::kFull ? cp_all / 3.0 : 0.0);
 
@@ -425,12 +486,12 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
           3.0 * collective_time(Collective::kAllReduce, kFp32 * m, tp_group, links);
       if (c.sp) {
         tp_fwd = collective_time(Collective::kAllGather, S, tp_group, links) + small;
-        tp_bwd = std::max(
-            0.0, collective_time(Collective::kReduceScatter, S, tp_group, links) - g_wgrad);
+        const double rs = collective_time(Collective::kReduceScatter, S, tp_group, links);
+        tp_bwd = pb.training.tp_bwd_overlap ? std::max(0.0, rs - g_wgrad) : rs;
       } else {
         tp_fwd = small;
-        tp_bwd =
-            std::max(0.0, collective_time(Collective::kAllReduce, S, tp_group, links) - g_wgrad);
+        const double ar = collective_time(Collective::kAllReduce, S, tp_group, links);
+        tp_bwd = pb.training.tp_bwd_overlap ? std::max(0.0, ar - g_wgrad) : ar;
       }
       H.tp_total_s =
           tp_fwd + collective_time(c.sp ? Collective::kReduceScatter : Collective::kAllReduce, S,

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "ppsearch/cost/host_overhead.hpp"
+#include "ppsearch/cost/moe_recipe.hpp"
 #include "ppsearch/cost/precision.hpp"
 
 namespace ppsearch {
@@ -149,6 +150,9 @@ void apply_mla(const Problem& pb, const Candidate& c, ItemCost* L) {
 // throughput scaled by training.moe_grouped_gemm_efficiency.
 double grouped_gemm_time(double count, double rows, double n, double k, const Problem& pb) {
   if (count <= 0 || rows <= 0 || n <= 0 || k <= 0) return 0.0;
+  // The fused grouped MLP's single-launch kernels (moe_recipe.cpp).
+  if (fused_grouped_mlp_active(pb.training, pb.gpu))
+    return fused_grouped_gemm_time(count, rows, n, k, pb);
   const double ovh = pb.gpu.gemm_overhead_s;
   // Experts run in the layers' linear precision (TE grouped GEMM in FP8; docs/precision.md).
   const double one =
@@ -408,18 +412,31 @@ MoeItems moe_items(const Problem& pb, const Candidate& c, const Links& links,
     cast_fwd += (tokens * fsh + w_elems / n_micro) * prec.cast_bytes_per_element / mem_bw;
     cast_bwd += tokens * fsh1 * prec.cast_bytes_per_element / mem_bw;
   }
-  const double fwd_c = router_fwd + g_fwd + ew_fwd + cast_fwd + s_fwd;
-  const double bwd_c = router_dgrad + g_dgrad + ew_bwd + cast_bwd + s_dgrad;
+  // The fused grouped MLP's epilogues (moe_recipe.cpp): no separate activation or FC2-input
+  // cast pass, no separate activation backward.
+  const FusedMlpSaving fused =
+      fused_grouped_mlp_active(tr, gpu)
+          ? fused_grouped_mlp_saving(rows, fe, glu, prec.cast_bytes_per_element, mem_bw)
+          : FusedMlpSaving{};
+  const double fwd_c = router_fwd + g_fwd + ew_fwd + cast_fwd + s_fwd - fused.fwd_s;
+  const double bwd_c = router_dgrad + g_dgrad + ew_bwd + cast_bwd + s_dgrad - fused.bwd_s;
   const double wgt_c = router_wgrad + g_wgrad + s_wgrad;
-  // training.moe_a2a_overlap hides that share of the all-to-all behind compute running at the
-  // same time: another micro-batch's layer in Megatron-Core's EP overlap, which merges the
-  // forward of one micro-batch with the backward of the previous (--overlap-moe-expert-parallel-
-  // comm, Megatron-Core MoE README "EP A2A Overlap"; DualPipe, DeepSeek-V3 §3.2.1). No more can
-  // hide than that layer's compute (attention part and expert part, forward and backward).
-  const double a2a_all = ep_fwd_all + ep_bwd_all;
-  const double layer_compute = L.compute_s + fwd_c + bwd_c + wgt_c;
+  // training.moe_a2a_overlap (ω) hides a share of the all-to-all behind another micro-batch's
+  // computation: Megatron-Core's EP overlap merges the forward of one micro-batch with the
+  // backward of the previous, layer by layer (--overlap-moe-expert-parallel-comm, MoE README
+  // "EP A2A Overlap"; DualPipe, DeepSeek-V3 §3.2.1). moe_recipe.cpp times its combined step
+  // (each all-to-all beside the other micro-batch's attention or expert part) and the share of
+  // passes that run combined (not the pipeline's warm-up and cool-down).
+  const CombinedLayerWork work{(ep_fwd_all + ep_bwd_all) / 4.0,
+                               L.fwd_s,
+                               L.bwd_s,
+                               L.wgt_s,
+                               fwd_c,
+                               bwd_c,
+                               wgt_c,
+                               gpu.sm_count > 0 ? kA2aCommSms / gpu.sm_count : 0.0};
   const double hidden_share =
-      a2a_all > 0 ? tr.moe_a2a_overlap * std::min(a2a_all, layer_compute) / a2a_all : 0.0;
+      moe_a2a_hidden_share(tr.moe_a2a_overlap, work, a2a_overlap_steady_share(c.pp, n_micro));
   const double ep_fwd = ep_fwd_all * (1.0 - hidden_share);
   const double ep_bwd = ep_bwd_all * (1.0 - hidden_share);
   L.fwd_s += fwd_c + ep_fwd;

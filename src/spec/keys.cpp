@@ -692,6 +692,20 @@ std::vector<KeyDef> build_table() {
                        "with training.cross_entropy_fusion: the fused kernel writes the logits' "
                        "gradient into the logits (true, Transformer Engine) or into a new bf16 "
                        "buffer (false, flash-attn's default); default from training.stack"));
+  // torch.compile (docs/step-time.md "torch.compile (torchtitan)").
+  t.push_back(bool_key("training.recompute_skip_fc2",
+                       PPSEARCH_REF(bool, training.recompute_skip_fc2),
+                       "full recomputation does not replay the FC2 GEMM and the TP collective "
+                       "after it (a compiled graph recomputes only what the backward reads); "
+                       "default from training.stack"));
+  t.push_back(bool_key("training.tp_bwd_overlap", PPSEARCH_REF(bool, training.tp_bwd_overlap),
+                       "the backward TP collectives of the input gradients overlap the weight- "
+                       "and data-gradient GEMMs (Megatron; false: exposed, DTensor TP as in "
+                       "torchtitan); default from training.stack"));
+  t.push_back(bool_key("training.split_linears", PPSEARCH_REF(bool, training.split_linears),
+                       "Q, K, V and the gate and up projections run as separate GEMMs "
+                       "(torchtitan) rather than fused QKV and FC1 GEMMs (Megatron); default "
+                       "from training.stack"));
 
   // Power-capped GPUs (docs/step-time.md "Power-capped GPUs").
   t.push_back(
@@ -721,6 +735,18 @@ std::vector<KeyDef> build_table() {
                                "on the host that drives the GPU; a Transformer Engine module "
                                "call counts as 2.7 of them (docs/moe.md)"),
                      0, 1e4));
+
+  // 26.06 MoE recipe features (docs/moe.md "26.06 recipe features").
+  t.push_back(bool_key("training.fp8_attention", PPSEARCH_REF(bool, training.fp8_attention),
+                       "core attention in FP8 (Transformer Engine fp8_dot_product_attention) "
+                       "with training.precision = fp8: the attention kernels at the FP8 peak "
+                       "with FlashAttention-3's FP8/16-bit efficiency ratio"));
+  t.push_back(bool_key("training.moe_fused_grouped_mlp",
+                       PPSEARCH_REF(bool, training.moe_fused_grouped_mlp),
+                       "fused grouped expert MLP (Transformer Engine's MXFP8 CuTe DSL kernels, "
+                       "Megatron-Bridge cutedsl_fused_grouped_mlp) with fp8_recipe = mxfp8: all "
+                       "experts' tiles in one launch, the SwiGLU and FP8 casts in the GEMM "
+                       "epilogues"));
   for (auto& d : t) {
     if (d.allowed.empty()) d.allowed = generated_allowed(d);
   }

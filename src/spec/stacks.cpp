@@ -44,9 +44,14 @@ constexpr StackProfile kProfiles[] = {
     // PyTorch SDPA (FlashAttention-2 kernels: about 0.7 of cuDNN/FA-3 attention throughput on
     // H100, Shah et al. 2024, FlashAttention-3 §4.1), eager element-wise ops
     // (compile off by default), eager cross entropy, fp32 gradient reduction
-    // (mixed_precision_reduce = float32).
+    // (mixed_precision_reduce = float32). TP is DTensor's (parallelize_module with
+    // ColwiseParallel / RowwiseParallel / SequenceParallel): autograd runs each linear's dgrad and
+    // wgrad in one node and the input-gradient collective after it, so the backward TP
+    // collectives are not hidden (tp_bwd_overlap false; Megatron launches them between dgrad and
+    // wgrad).
     {"torchtitan-2024", true, true, false, false, 0.7, false, false, true,
-     "torchtitan 2024 (FSDP2, eager, SDPA/FA-2): DP overlap only, fp32 grad reduce", "fp32", true},
+     "torchtitan 2024 (FSDP2, eager, SDPA/FA-2): DP overlap only, fp32 grad reduce", "fp32", true,
+     true, false, false, true},
     // Everything a current stack can turn on: every overlap, fused kernels and cross entropy,
     // bf16 gradient reduction. Attention stays at the preset's calibration.
     {"tuned", true, true, true, true, 1.0, true, true, false,
@@ -95,7 +100,33 @@ constexpr StackProfile kProfiles[] = {
     // reduce-scatter are decomposed and pipelined with the matmuls they feed (torch
     // micro-pipeline TP), i.e. TP communication overlap; otherwise as torchtitan-2024.
     {"torchtitan-asynctp", true, true, true, false, 0.7, false, false, true,
-     "torchtitan with async TP: DP and TP overlap, fp32 grad reduce", "fp32", true},
+     "torchtitan with async TP: DP and TP overlap, fp32 grad reduce", "fp32", true, true, false,
+     false, true},
+    // torchtitan with training.compile = true (docs/step-time.md "torch.compile (torchtitan)"):
+    // apply_compile
+    // wraps each TransformerBlock in torch.compile(fullgraph=True) after the AC wrapper and
+    // before FSDP2 (torchtitan/parallelisms/parallelize_llama.py @9dec370,
+    // torchtitan/models/llama3/parallelize_llama.py @820504e), so Inductor fuses everything
+    // between the GEMMs and SDPA: the fp32 RMSNorm (x.float(), pow, mean, rsqrt, two multiplies,
+    // type_as), the complex-fp32 RoPE, the SwiGLU silu and product, the residual adds, and in
+    // the backward the recomputed element-wise ops into the gradient kernels (fused element-wise
+    // kernels). With full AC the checkpointed block is traced into the graph and the
+    // partitioner recomputes only what the backward reads: FC2 (w2) and the TP collective after
+    // it are not replayed, while eager non-reentrant checkpointing replays the layer up to w2
+    // (torchtitan issue #2763). Attention stays SDPA (an extern kernel for Inductor), FSDP2 and
+    // TP communication run as in torchtitan-2024 (the FSDP2 hooks stay outside the compiled
+    // blocks). The loss: eager at 9dec370 ("compiling loss function causes CUDA errors"),
+    // compiled from bbb1b616e (Apr 2025, build_cross_entropy_loss); only the logits memory
+    // would differ in the engine, and the profile keeps the eager cross entropy.
+    {"torchtitan-compile", true, true, false, false, 0.7, true, false, true,
+     "torchtitan with torch.compile per block: fused element-wise, pruned full-AC replay", "fp32",
+     true, true, true, false, true},
+    // torchtitan with async TP, which needs compile ("Async TP requires --training.compile",
+    // parallelize_llama.py @9dec370 and @820504e): torchtitan-asynctp's TP overlap plus what
+    // torchtitan-compile fuses and prunes.
+    {"torchtitan-asynctp-compile", true, true, true, false, 0.7, true, false, true,
+     "torchtitan with async TP and torch.compile: DP and TP overlap, fused, pruned replay", "fp32",
+     true, true, true, false, true},
 };
 
 struct Alias {
@@ -119,7 +150,10 @@ const std::vector<std::string>& stack_keys() {
                                                  "training.grad_reduce_in_fp32",
                                                  "training.optimizer_state_dtype",
                                                  "training.fsdp_fp32_params",
-                                                 "training.cross_entropy_inplace"};
+                                                 "training.cross_entropy_inplace",
+                                                 "training.recompute_skip_fc2",
+                                                 "training.tp_bwd_overlap",
+                                                 "training.split_linears"};
   return kKeys;
 }
 
@@ -162,6 +196,9 @@ bool apply_stack(Problem* problem, const std::set<std::string>& explicit_keys) {
       t.optimizer_state_dtype);
   set("training.fsdp_fp32_params", s->fsdp_fp32_params, t.fsdp_fp32_params);
   set("training.cross_entropy_inplace", s->cross_entropy_inplace, t.cross_entropy_inplace);
+  set("training.recompute_skip_fc2", s->recompute_skip_fc2, t.recompute_skip_fc2);
+  set("training.tp_bwd_overlap", s->tp_bwd_overlap, t.tp_bwd_overlap);
+  set("training.split_linears", s->split_linears, t.split_linears);
   return true;
 }
 

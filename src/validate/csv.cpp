@@ -416,6 +416,13 @@ RunRecord read_row(const std::string& source, const CsvRecord& rec,
     r.issue("cuda_graph_scope", cuda_graph_scope_allowed() + ", or empty");
   // Multi-token prediction (docs/moe.md "MTP"), empty = 0.
   opt_zero("mtp_layers", kMaxLayers, &run.mtp_layers);
+  // 26.06 MoE recipe features (docs/moe.md "26.06 recipe features"); empty = the key's default.
+  run.moe_a2a_overlap =
+      r.number("moe_a2a_overlap", -1.0, 1.0, "a number in [0, 1], or empty (default)");
+  if (auto v = r.integer("fp8_attention", 0, 1, true, "0 or 1, or empty (default)"))
+    run.fp8_attention = *v == 1;
+  if (auto v = r.integer("moe_fused_grouped_mlp", 0, 1, true, "0 or 1, or empty (default)"))
+    run.moe_fused_grouped_mlp = *v == 1;
 
   // Cross-column rules, only when the columns they use are valid.
   if (issues->size() != before) return run;

@@ -114,6 +114,11 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
   if (!run.cuda_graph_scope.empty()) p->training.cuda_graph_scope = run.cuda_graph_scope;
   // Multi-token prediction (docs/moe.md "MTP").
   m.mtp_layers = run.mtp_layers;
+  // 26.06 MoE recipe features (docs/moe.md "26.06 recipe features").
+  // An empty cell keeps the loaded value (the key's default or --set).
+  if (run.moe_a2a_overlap) p->training.moe_a2a_overlap = *run.moe_a2a_overlap;
+  if (run.fp8_attention) p->training.fp8_attention = *run.fp8_attention;
+  if (run.moe_fused_grouped_mlp) p->training.moe_fused_grouped_mlp = *run.moe_fused_grouped_mlp;
 
   p->training.global_batch_size = run.global_batch_size;
   p->training.attention_flops = AttentionFlops::kFull;  // no source halves attention FLOPs

@@ -107,7 +107,7 @@ fi
 # The split of runs-moe.csv (docs/validation.md "The split"): the 20 rows of the first MoE round
 # stay held-out; every later row is fit when the 32-bit FNV-1a hash of its id is even, held-out
 # when it is odd. Every row names the recipe's dispatcher and CUDA-graph scopes (docs/moe.md).
-"$PY" - "$SOURCE_DIR/tests/validation/runs-moe.csv" <<'PY' && ok "runs-moe.csv: split rule and recipe columns" || bad "runs-moe.csv: split rule or recipe columns"
+"$PY" - "$SOURCE_DIR/tests/validation/runs-moe.csv" <<'PY' && ok "runs-moe.csv: split rule and recipe columns (dispatcher, graphs, MTP, 26.06 features)" || bad "runs-moe.csv: split rule or recipe columns"
 import csv, sys
 
 def fnv1a32(s):
@@ -138,6 +138,23 @@ for r in rows:
         bad.append("%s: cuda_graph_scope %r" % (r["id"], r["cuda_graph_scope"]))
     if r["mtp_layers"] not in ("", "0", "1"):
         bad.append("%s: mtp_layers %r" % (r["id"], r["mtp_layers"]))
+    # The 26.06 recipe-feature columns (docs/moe.md "26.06 recipe features") agree with the
+    # recipe each row's source names: moe_a2a_overlap (or, at 25.09, the run script's
+    # overlap_moe_expert_parallel_comm), fp8_dot_product_attention, cutedsl_fused_grouped_mlp.
+    s = r["source"]
+    want_cols = {
+        "moe_a2a_overlap": "moe_a2a_overlap True" in s or "moe_a2a_overlap = True" in s
+                           or "overlap_moe_expert_parallel_comm" in s,
+        "fp8_attention": "fp8_dot_product_attention True" in s,
+        "moe_fused_grouped_mlp": "cutedsl_fused_grouped_mlp True" in s,
+    }
+    for col, on in want_cols.items():
+        if r.get(col) != ("1" if on else "0"):
+            bad.append("%s: %s %r, the source says %s" % (r["id"], col, r.get(col), on))
+    if r["fp8_attention"] == "1" and r["precision"] not in ("fp8-cs", "mxfp8", "fp8"):
+        bad.append("%s: fp8_attention in a %s run" % (r["id"], r["precision"]))
+    if r["moe_fused_grouped_mlp"] == "1" and r["precision"] != "mxfp8":
+        bad.append("%s: moe_fused_grouped_mlp in a %s run" % (r["id"], r["precision"]))
 assert len(first & {r["id"] for r in rows}) == 20, "the first 20 rows are gone"
 assert not bad, "\n".join(bad)
 PY

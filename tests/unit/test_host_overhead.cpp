@@ -74,6 +74,11 @@ TEST(HostOverhead, OperationCountClosedForm) {
   const HostOps tp2 =
       graphed_host_ops(moe_host_op_counts(MoeDispatcher::kAllToAll, 16, true, 2), 0);
   EXPECT_NEAR(tp2.fwd - all.fwd, 2 * M, 1e-9);
+  // The fused grouped expert MLP launches all experts at once: no per-expert term.
+  const MoeHostOps fused = moe_host_op_counts(MoeDispatcher::kAllToAll, 16, true, 1, true);
+  EXPECT_NEAR(fused.experts.fwd, M + 3, 1e-9);
+  EXPECT_NEAR(fused.experts.bwd, M + 2, 1e-9);
+  EXPECT_DOUBLE_EQ(fused.dispatch.fwd, o.dispatch.fwd);
   // The fused dispatchers launch fewer operations than the NCCL all-to-all one.
   const HostOps flex = graphed_host_ops(moe_host_op_counts(MoeDispatcher::kFlex, 16, true, 1), 0);
   EXPECT_LT(total(flex), total(all));

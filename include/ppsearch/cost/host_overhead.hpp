@@ -39,8 +39,10 @@ struct MoeHostOps {
 
 // The operation counts (host_overhead.cpp gives each with its source). local_experts = E/EP;
 // fp8: the expert GEMMs run in FP8 (one quantisation per expert and GEMM input); tp > 1 adds the
-// sequence-parallel gather / scatter of the attention block.
-MoeHostOps moe_host_op_counts(MoeDispatcher, double local_experts, bool fp8, int tp);
+// sequence-parallel gather / scatter of the attention block; fused_mlp: the fused grouped expert
+// MLP (training.moe_fused_grouped_mlp, moe_recipe.hpp) launches all experts at once.
+MoeHostOps moe_host_op_counts(MoeDispatcher, double local_experts, bool fp8, int tp,
+                              bool fused_mlp = false);
 
 // Operations left after the CUDA-graph scopes of `scope_mask` (spec/host_keys.hpp bits): a
 // graphed part costs one graph launch (one module call) per pass; full_iteration graphs the whole

@@ -122,6 +122,23 @@ struct TrainingSpec {
   // the flex dispatcher with CUDA graphs of attention, router and preprocessing.
   int moe_dispatcher = 2;  // MoeDispatcher: 0 alltoall, 1 allgather, 2 flex
   std::string cuda_graph_scope = "attn+moe_router+moe_preprocess";  // '+'-joined, or none
+  // 26.06 MoE recipe features (docs/moe.md "26.06 recipe features"): FP8 core attention (TE
+  // fp8_dot_product_attention) and the fused grouped expert MLP (TE's CuTe DSL kernels).
+  bool fp8_attention = false;
+  bool moe_fused_grouped_mlp = false;
+  // torch.compile (docs/step-time.md "torch.compile (torchtitan)"): full recomputation replays only
+  // what the backward reads, so the FC2 GEMM and the TP collective after it are not replayed (a
+  // compiled graph's partitioner; eager checkpointing replays the whole layer). Default from
+  // training.stack.
+  bool recompute_skip_fc2 = false;
+  // The backward TP collectives of the input gradients overlap the wgrad / dgrad GEMMs
+  // (Megatron's asynchronous TP all-reduce / reduce-scatter); false: they run exposed after
+  // each linear's backward (DTensor TP in torchtitan). Default from training.stack.
+  bool tp_bwd_overlap = true;
+  // Q, K, V and the SwiGLU gate and up projections as separate GEMMs (torchtitan's wq, wk, wv,
+  // w1, w3) rather than one fused QKV and one fused FC1 GEMM (Megatron). Default from
+  // training.stack.
+  bool split_linears = false;
 };
 
 struct GpuSpec {

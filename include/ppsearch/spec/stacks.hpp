@@ -27,6 +27,12 @@ struct StackProfile {
   bool fsdp_fp32_params;              // training.fsdp_fp32_params
   // Fused cross entropy's gradient buffer (docs/memory.md "Logits").
   bool cross_entropy_inplace = true;  // training.cross_entropy_inplace
+  // torch.compile's pruned recomputation (docs/step-time.md "torch.compile (torchtitan)").
+  bool recompute_skip_fc2 = false;  // training.recompute_skip_fc2
+  // Backward TP collectives hidden behind the gradient GEMMs (docs/step-time.md "torch.compile
+  // (torchtitan)").
+  bool tp_bwd_overlap = true;  // training.tp_bwd_overlap
+  bool split_linears = false;  // training.split_linears
 };
 
 inline constexpr const char* kDefaultStack = "nemo-25.x";
@@ -35,7 +41,8 @@ inline constexpr const char* kDefaultStack = "nemo-25.x";
 const std::vector<std::string>& stack_keys();
 
 // Canonical profile names (megatron-2021, nemo-24.x, nemo-25.x, torchtitan-2024, tuned,
-// megatron-core, nemo-24.09-dfa, llmfoundry-2023, torchtitan-asynctp).
+// megatron-core, nemo-24.09-dfa, llmfoundry-2023, torchtitan-asynctp, torchtitan-compile,
+// torchtitan-asynctp-compile).
 const std::vector<std::string>& stack_names();
 
 // The profile of a canonical name or of an alias the runs CSV uses (megatron, nemo,

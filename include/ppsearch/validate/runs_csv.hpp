@@ -79,7 +79,7 @@ inline constexpr std::array<const char*, 29> kRunsColumns = {
 ///        allgather or flex) and `cuda_graph_scope` ('+'-joined scopes or none); empty = the
 ///        key's default.
 ///        Multi-token prediction: `mtp_layers`, the model.mtp_layers key (empty = 0).
-inline constexpr std::array<const char*, 26> kRunsOptionalColumns = {
+inline constexpr std::array<const char*, 29> kRunsOptionalColumns = {
     "measured_peak_memory_gb",
     "memory_metric",
     "memory_derivation",
@@ -110,6 +110,13 @@ inline constexpr std::array<const char*, 26> kRunsOptionalColumns = {
     "cuda_graph_scope",
     // Multi-token prediction (docs/moe.md "MTP").
     "mtp_layers",
+    // 26.06 MoE recipe features (docs/moe.md "26.06 recipe features"): the recipe's
+    // moe_a2a_overlap (a fraction in [0, 1]: training.moe_a2a_overlap), fp8_dot_product_attention
+    // and cutedsl_fused_grouped_mlp (0 or 1: training.fp8_attention,
+    // training.moe_fused_grouped_mlp); empty = the key's default.
+    "moe_a2a_overlap",
+    "fp8_attention",
+    "moe_fused_grouped_mlp",
 };
 
 /// \brief One checked row of a runs CSV. Integers that the source does not state are
@@ -161,6 +168,10 @@ struct RunRecord {
   std::string moe_dispatcher, cuda_graph_scope;
   // Multi-token prediction (docs/moe.md "MTP"): model.mtp_layers, empty = 0.
   int mtp_layers = 0;
+  // 26.06 MoE recipe features (docs/moe.md "26.06 recipe features"): the training keys of the
+  // same names; empty = the key's default (or --set) value.
+  std::optional<double> moe_a2a_overlap;
+  std::optional<bool> fp8_attention, moe_fused_grouped_mlp;
 };
 
 /// \brief Parses and checks a whole runs CSV. Checks the header (every schema column of
