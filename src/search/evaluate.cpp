@@ -622,9 +622,15 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         }
         if (!shard_grads) rs = 0;
         const double bwd_comm = ag + rs;
-        const double bwd_ext = trn.overlap_grad_reduce
-                                   ? overlap_charge(bwd_comm, si.bwd_s[s] + si.wgt_s[s], rho)
-                                   : bwd_comm;
+        // FSDP BACKWARD_POST (training.overlap_backward_gather = false): each unit's re-gather is
+        // issued after the previous unit's gradients and the backward waits for it; only the
+        // reduce-scatters hide (PyTorch FSDP BackwardPrefetch; docs/step-time.md "llm-foundry:
+        // FSDP backward prefetch").
+        const double ag_waited = trn.overlap_backward_gather ? 0.0 : ag;
+        const double bwd_ext =
+            ag_waited + (trn.overlap_grad_reduce
+                             ? overlap_charge(bwd_comm - ag_waited, si.bwd_s[s] + si.wgt_s[s], rho)
+                             : bwd_comm - ag_waited);
         si.fwd_s[s] += fwd_ext;
         si.bwd_s[s] += bwd_ext;
         I.dev_dp_inline[d] += M * (fwd_ext + bwd_ext);

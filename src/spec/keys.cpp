@@ -706,6 +706,12 @@ std::vector<KeyDef> build_table() {
                        "Q, K, V and the gate and up projections run as separate GEMMs "
                        "(torchtitan) rather than fused QKV and FC1 GEMMs (Megatron); default "
                        "from training.stack"));
+  // FSDP backward prefetch (docs/step-time.md "llm-foundry: FSDP backward prefetch").
+  t.push_back(bool_key("training.overlap_backward_gather",
+                       PPSEARCH_REF(bool, training.overlap_backward_gather),
+                       "under ZeRO-3 the backward's re-gather of each unit's weights hides behind "
+                       "the backward (true: FSDP BACKWARD_PRE, FSDP2, Megatron) or is waited for "
+                       "(false: FSDP BACKWARD_POST); default from training.stack"));
 
   // Power-capped GPUs (docs/step-time.md "Power-capped GPUs").
   t.push_back(

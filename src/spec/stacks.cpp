@@ -92,9 +92,16 @@ constexpr StackProfile kProfiles[] = {
     // (band 0.57-0.7; docs/step-time.md "llm-foundry"), so both kernels keep the FA-2 scale.
     // flash-attn's CrossEntropyLoss keeps inplace_backward = False (llmfoundry's
     // FusedCrossEntropyLoss(ignore_index=-100)): the gradient is a new bf16 buffer.
+    // The 8- to 64-GPU table (#543) ran llm-foundry v0.3.0, which requires Composer >=0.16.3,
+    // <0.17; the mpt-*.yaml set no backward_prefetch, so Composer's FSDP default applies,
+    // BACKWARD_POST (composer/trainer/dist_strategy.py set_fsdp_default, v0.16.3-v0.17.0):
+    // PyTorch FSDP prefetches the next unit's parameters only after the current unit's gradient
+    // computation, so the backward's re-gather is waited for. The >= 128-GPU table is
+    // llmfoundry-2024 below.
     {"llmfoundry-2023", true, true, false, false, 0.7, false, true, true,
-     "llm-foundry MPT benchmarks (Composer FSDP): DP overlap, fused CE, fp32 shards as main",
-     "fp32", true, false},
+     "llm-foundry MPT benchmarks, Oct 2023 (Composer 0.16 FSDP): DP overlap, backward gather "
+     "waited for (BACKWARD_POST), fused CE, fp32 shards as main",
+     "fp32", true, false, false, true, false, false},
     // torchtitan with async TP (enable_async_tensor_parallel = true; torchtitan
     // benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md): the TP all-gather and
     // reduce-scatter are decomposed and pipelined with the matmuls they feed (torch
@@ -127,6 +134,15 @@ constexpr StackProfile kProfiles[] = {
     {"torchtitan-asynctp-compile", true, true, true, false, 0.7, true, false, true,
      "torchtitan with async TP and torch.compile: DP and TP overlap, fused, pruned replay", "fp32",
      true, true, true, false, true},
+    // llm-foundry's ">= 128 GPUs" table (PR #838, Jan 2024, scripts/train/benchmarking/sweep.py
+    // @5e85bd62d): as llmfoundry-2023, but sweep.py passes --fsdp_config_backward_prefetch
+    // BACKWARD_PRE and --fsdp_config_forward_prefetch true, so the backward's re-gather is
+    // issued before each unit's backward and hides behind it (PyTorch FSDP BackwardPrefetch:
+    // "the most overlap"). Attention as llmfoundry-2023 (flash-attn 2.4.2 for 1b/3b/7b/70b,
+    // triton for 13b/30b; both at the FA-2 scale, docs/step-time.md "llm-foundry").
+    {"llmfoundry-2024", true, true, false, false, 0.7, false, true, true,
+     "llm-foundry MPT benchmarks, Jan 2024 (>= 128 GPUs): as llmfoundry-2023 with BACKWARD_PRE",
+     "fp32", true, false, false, true, false, true},
 };
 
 struct Alias {
@@ -153,7 +169,8 @@ const std::vector<std::string>& stack_keys() {
                                                  "training.cross_entropy_inplace",
                                                  "training.recompute_skip_fc2",
                                                  "training.tp_bwd_overlap",
-                                                 "training.split_linears"};
+                                                 "training.split_linears",
+                                                 "training.overlap_backward_gather"};
   return kKeys;
 }
 
@@ -199,6 +216,7 @@ bool apply_stack(Problem* problem, const std::set<std::string>& explicit_keys) {
   set("training.recompute_skip_fc2", s->recompute_skip_fc2, t.recompute_skip_fc2);
   set("training.tp_bwd_overlap", s->tp_bwd_overlap, t.tp_bwd_overlap);
   set("training.split_linears", s->split_linears, t.split_linears);
+  set("training.overlap_backward_gather", s->overlap_backward_gather, t.overlap_backward_gather);
   return true;
 }
 

@@ -25,6 +25,7 @@ constexpr Label kLabels[] = {
     {MfuConvention::kPalm, "palm-6N+12Lhs"},
     {MfuConvention::kSixN, "6N"},
     {MfuConvention::kMegatronCore, "megatron-core"},
+    {MfuConvention::kLlmFoundry, "llmfoundry-6N+12Lds"},
 };
 
 }  // namespace
@@ -53,6 +54,22 @@ double parameter_count(const ModelSpec& m) {
   const double norms = 2 * h;
   const double embeddings = double(m.vocab_size) * h * (m.tied_embeddings ? 1 : 2);
   return m.layers * (attention + mlp + norms) + embeddings + h;  // + final norm
+}
+
+double mpt_parameter_count(const ModelSpec& m) {
+  // llm-foundry's MPT (llmfoundry/models/mpt/modeling_mpt.py, layers/attention.py, ffn.py at
+  // v0.3.0): no_bias = False, so every Linear and LayerNorm has a bias; learned_pos_emb with
+  // max_seq_len rows (no ALiBi in the benchmark yamls); tie_word_embeddings.
+  const double h = m.hidden_size;
+  const double d = m.head_dim > 0 ? m.head_dim : double(m.hidden_size) / m.attention_heads;
+  const double a = m.attention_heads;
+  const double g = m.kv_heads > 0 ? m.kv_heads : m.attention_heads;
+  const double F = m.ffn_hidden_size;
+  const double attention = h * (a * d + 2 * g * d) + (a * d + 2 * g * d) + a * d * h + h;
+  const double mlp = 2 * h * F + F + h;
+  const double norms = 4 * h;
+  return m.layers * (attention + mlp + norms) + double(m.vocab_size) * h +
+         double(m.seq_length) * h + 2 * h;
 }
 
 double convention_flops_per_step(MfuConvention convention, const ModelSpec& m, int global_batch) {
@@ -86,6 +103,12 @@ double convention_flops_per_step(MfuConvention convention, const ModelSpec& m, i
       return B * 12 * s * L * h * h *
              ((1 + G / a + s / h) + (F / h) * (m.mlp == MlpKind::kSwiGLU ? 1.5 : 1.0) +
               V / (2 * L * h));
+    case MfuConvention::kLlmFoundry:
+      // mosaicml/llm-foundry scripts/train/benchmarking/collect_results.py @5e85bd62d:
+      // 3·flops_per_seq + 3·attn_flops_per_seq with flops_per_seq = 2·n_params·s and
+      // attn_flops_per_seq = n_layers·2·2·d_model·s² (the full s × s matrix), n_params the
+      // printed NumParams (mpt_parameter_count).
+      return B * s * (6 * mpt_parameter_count(m) + 12 * L * h * s);
     case MfuConvention::kUnknown:
       break;
   }

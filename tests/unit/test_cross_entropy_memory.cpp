@@ -43,7 +43,7 @@ TEST(CrossEntropyMemory, OnlyTheLlmFoundryProfileAllocatesANewGradient) {
     Problem p = llama70b_h200();
     p.training.stack = name;
     ASSERT_TRUE(apply_stack(&p, {}));
-    EXPECT_EQ(p.training.cross_entropy_inplace, name != "llmfoundry-2023") << name;
+    EXPECT_EQ(p.training.cross_entropy_inplace, name.rfind("llmfoundry-", 0) != 0) << name;
   }
   // An explicit value wins over the profile.
   Problem q = llama70b_h200();

@@ -87,8 +87,8 @@ TEST(Stacks, ProfileSetsOnlyTheKeysNotGiven) {
   EXPECT_EQ(r.training.tp_comm_overlap, before);
   // Every profile key is a known stack key.
   EXPECT_EQ(stack_keys().size(),
-            14u);  // + optimizer_state_dtype, fsdp_fp32_params, cross_entropy_inplace,
-                   // recompute_skip_fc2, tp_bwd_overlap, split_linears
+            15u);  // + optimizer_state_dtype, fsdp_fp32_params, cross_entropy_inplace,
+                   // recompute_skip_fc2, tp_bwd_overlap, split_linears, overlap_backward_gather
 }
 
 // ---- per-collective overlap ---------------------------------------------------------------

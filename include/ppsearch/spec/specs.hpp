@@ -139,6 +139,12 @@ struct TrainingSpec {
   // w1, w3) rather than one fused QKV and one fused FC1 GEMM (Megatron). Default from
   // training.stack.
   bool split_linears = false;
+  // FSDP backward prefetch (docs/step-time.md "llm-foundry: FSDP backward prefetch"): under
+  // ZeRO-3 the backward re-gathers each unit's weights; true when that gather is issued ahead
+  // of the unit's backward and hides behind the compute (PyTorch FSDP BACKWARD_PRE, FSDP2,
+  // Megatron/NeMo), false when it is issued only after the previous unit's gradients
+  // (BACKWARD_POST, Composer 0.16's default) and the backward waits for it.
+  bool overlap_backward_gather = true;
 };
 
 struct GpuSpec {

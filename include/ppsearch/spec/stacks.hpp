@@ -33,6 +33,8 @@ struct StackProfile {
   // (torchtitan)").
   bool tp_bwd_overlap = true;  // training.tp_bwd_overlap
   bool split_linears = false;  // training.split_linears
+  // FSDP backward prefetch (docs/step-time.md "llm-foundry: FSDP backward prefetch").
+  bool overlap_backward_gather = true;  // training.overlap_backward_gather
 };
 
 inline constexpr const char* kDefaultStack = "nemo-25.x";
@@ -42,7 +44,7 @@ const std::vector<std::string>& stack_keys();
 
 // Canonical profile names (megatron-2021, nemo-24.x, nemo-25.x, torchtitan-2024, tuned,
 // megatron-core, nemo-24.09-dfa, llmfoundry-2023, torchtitan-asynctp, torchtitan-compile,
-// torchtitan-asynctp-compile).
+// torchtitan-asynctp-compile, llmfoundry-2024).
 const std::vector<std::string>& stack_names();
 
 // The profile of a canonical name or of an alias the runs CSV uses (megatron, nemo,

@@ -20,6 +20,7 @@ enum class MfuConvention {
   kPalm,              ///< "palm-6N+12Lhs": Chowdhery et al. (PaLM) Appendix B
   kSixN,              ///< "6N"
   kMegatronCore,      ///< "megatron-core": num_floating_point_operations (r0.8.0)
+  kLlmFoundry,        ///< "llmfoundry-6N+12Lds": llm-foundry collect_results.py, MPT's N
   kUnknown,           ///< any other label: MFU not comparable (the step time still is)
 };
 
@@ -34,6 +35,13 @@ const char* to_string(MfuConvention convention);
 ///        2) and two norms 2h; the input embedding V·h, the output layer V·h unless tied, and the
 ///        final norm h. Used by the 6N-style conventions ("N all parameters", runs-README).
 double parameter_count(const ModelSpec& model);
+
+/// \brief Parameters of an MPT model as llm-foundry prints them (NumParams): per layer the Q, K,
+///        V and output projections with biases, the two-matrix MLP with biases and two
+///        LayerNorms with weight and bias; the tied embedding V·h, the learned position
+///        embedding s·h (max_seq_len = the sequence length) and the final LayerNorm 2h.
+///        For MHA with F = 4h: L·(12h² + 13h) + V·h + s·h + 2h.
+double mpt_parameter_count(const ModelSpec& model);
 
 /// \brief FLOPs of one optimizer step of `global_batch` sequences under `convention`, from the
 ///        closed form the convention's source prints; NaN for kUnknown. head_dim must be set.
