@@ -7,6 +7,7 @@
 // every name emitted here against them.
 #include "ppsearch/cli/emit.hpp"
 #include "ppsearch/cost/moe.hpp"
+#include "ppsearch/spec/host_keys.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -228,7 +229,7 @@ FullRecompute full_recompute(const ResultRow& r, const std::vector<std::int64_t>
 
 // Mixture of experts and MLA (docs/moe.md): Megatron-LM's MoE and MLA arguments, and the
 // recompute modules ppsearch's selective recomputation means for such a model.
-void megatron_moe_flags(Builder& b, const ModelSpec& m, const ResultRow& r) {
+void megatron_moe_flags(Builder& b, const ModelSpec& m, const TrainingSpec& t, const ResultRow& r) {
   if (is_mla(m)) {
     b.flag("--multi-latent-attention");
     if (m.mla_q_lora_rank > 0) b.flag("--q-lora-rank", m.mla_q_lora_rank);
@@ -249,7 +250,23 @@ void megatron_moe_flags(Builder& b, const ModelSpec& m, const ResultRow& r) {
       b.flag("--moe-layer-freq", "\"([0]*" + std::to_string(dense) + "+[1]*" +
                                      std::to_string(m.layers - dense) + ")\"");
     b.flag("--moe-grouped-gemm");
-    b.flag("--moe-token-dispatcher-type", "alltoall");
+    // The dispatcher and CUDA-graph scopes the host time was costed with (docs/moe.md "Host
+    // time of a MoE layer"); flex is costed as HybridEP.
+    const int d = t.moe_dispatcher;
+    b.flag("--moe-token-dispatcher-type", moe_dispatcher_names().at(d));
+    if (d == static_cast<int>(MoeDispatcher::kFlex))
+      b.flag("--moe-flex-dispatcher-backend", "hybridep");
+    unsigned graphs = 0;
+    if (parse_cuda_graph_scope(t.cuda_graph_scope, &graphs) && graphs != 0) {
+      if (graphs & kGraphFullIteration) {
+        b.flag("--cuda-graph-impl", "full_iteration");
+      } else {
+        std::string modules = cuda_graph_scope_text(graphs);
+        std::replace(modules.begin(), modules.end(), '+', ' ');
+        b.flag("--cuda-graph-impl", "transformer_engine");
+        b.flag("--cuda-graph-modules", modules);
+      }
+    }
     b.flag("--expert-model-parallel-size", std::max(1, r.ep));
     b.flag("--expert-tensor-parallel-size", std::max(1, r.etp));
   }
@@ -341,7 +358,7 @@ LaunchConfig megatron(const Problem& p, const ResultRow& r,
       break;
     }
   }
-  megatron_moe_flags(b, m, r);  // mixture of experts / MLA (docs/moe.md)
+  megatron_moe_flags(b, m, p.training, r);  // mixture of experts / MLA (docs/moe.md)
   if (r.zero_stage == 1) b.flag("--use-distributed-optimizer");
   // The overlap the cost model assumes (evaluate.cpp: training.overlap_grad_reduce,
   // training.overlap_param_gather; items.cpp: cluster.tp_comm_overlap).

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ppsearch/cost/host_overhead.hpp"
 #include "ppsearch/cost/moe_recipe.hpp"
 #include "ppsearch/cost/precision.hpp"
 
@@ -444,6 +445,15 @@ MoeItems moe_items(const Problem& pb, const Candidate& c, const Links& links,
   L.compute_s += fwd_c + bwd_c + wgt_c + (full ? fwd_c : 0.0);
   L.ep_comm_s = ep_fwd + ep_bwd + (full ? ep_fwd : 0.0);
   L.ep_total_s = ep_fwd_all + ep_bwd_all + (full ? ep_fwd_all : 0.0);
+  // Host time per micro-batch (host_overhead.cpp, docs/moe.md "Host time of a MoE layer"): the
+  // dispatcher's host synchronisation lets the host run at most one layer ahead, so each pass
+  // of the layer takes max(GPU time, host time); the excess is idle GPU, not compute.
+  {
+    const HostOps host = moe_layer_host_time(pb, c);
+    const double gpu_bwd = L.bwd_s + L.wgt_s;
+    L.fwd_s = pass_time_with_host(L.fwd_s, host.fwd);
+    L.bwd_s += pass_time_with_host(gpu_bwd, host.bwd) - gpu_bwd;
+  }
 
   // ---- Parameters and static memory -----------------------------------------------------------
   // Router (replicated on the TP ranks) and shared experts (TP-sharded) are reduced over DP·CP;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "ppsearch/spec/host_keys.hpp"
 #include "ppsearch/spec/keys.hpp"
 
 namespace ppsearch {
@@ -181,6 +182,21 @@ void check_moe(Checker& c) {
           "at most model.layers (" + std::to_string(m.layers) + "), or 0");
 }
 
+// MoE host time (docs/moe.md "Host time of a MoE layer"): the CUDA-graph scope list.
+void check_host(Checker& c) {
+  unsigned mask = 0;
+  if (!parse_cuda_graph_scope(c.p.training.cuda_graph_scope, &mask)) {
+    c.add("training.cuda_graph_scope", cuda_graph_scope_allowed());
+    return;
+  }
+  // Megatron-Core (megatron/training/arguments.py, --cuda-graph-modules): "moe_preprocess ...
+  // Must be used together with moe_router"; full_iteration graphs the whole step, alone.
+  if ((mask & kGraphMoePreprocess) && !(mask & kGraphMoeRouter))
+    c.add("training.cuda_graph_scope", "moe_preprocess only together with moe_router");
+  if ((mask & kGraphFullIteration) && mask != kGraphFullIteration)
+    c.add("training.cuda_graph_scope", "full_iteration alone (it graphs the whole step)");
+}
+
 }  // namespace
 
 std::vector<ConfigIssue> check(const Problem& problem) {
@@ -190,6 +206,7 @@ std::vector<ConfigIssue> check(const Problem& problem) {
   check_search(c);
   check_precision(c);
   check_moe(c);
+  check_host(c);
   return c.issues;
 }
 

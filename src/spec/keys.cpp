@@ -2,6 +2,7 @@
 // definition per knob"). Every key is one row of kKeys below: its parser, range
 // check, unit conversion, canonical text, default and help all derive from it.
 #include "ppsearch/spec/keys.hpp"
+#include "ppsearch/spec/host_keys.hpp"
 #include "ppsearch/spec/stacks.hpp"
 #include "ppsearch/util/text.hpp"
 
@@ -719,6 +720,27 @@ std::vector<KeyDef> build_table() {
                        "to the part the GEMM and attention efficiencies were fitted on; "
                        "scales GEMM and attention throughput, not HBM or links"),
              0.1, 1.5));
+  // MoE host time per micro-batch (docs/moe.md "Host time of a MoE layer").
+  t.push_back(enum_key(
+      "training.moe_dispatcher", moe_dispatcher_names(),
+      [](const Problem& p) { return p.training.moe_dispatcher; },
+      [](Problem& p, int v) { p.training.moe_dispatcher = v; },
+      "Megatron-Core MoE token dispatcher (moe_token_dispatcher_type): its host-launched "
+      "operations per MoE layer; alltoall and allgather also copy the token counts to the host"));
+  {
+    KeyDef scope = string_key("training.cuda_graph_scope",
+                              PPSEARCH_REF(std::string, training.cuda_graph_scope),
+                              "CUDA-graph scopes of the run (Megatron-Core cuda_graph_scope): a "
+                              "graphed scope costs one graph launch per pass instead of its "
+                              "host-launched operations");
+    scope.allowed = cuda_graph_scope_allowed();
+    t.push_back(scope);
+  }
+  t.push_back(within(float_key("gpu.host_op_us", PPSEARCH_REF(double, gpu.host_op_s), kUs, 0, false,
+                               "host (CPU) time of one PyTorch operation launching one kernel, "
+                               "on the host that drives the GPU; a Transformer Engine module "
+                               "call counts as 2.7 of them (docs/moe.md)"),
+                     0, 1e4));
 
   // 26.06 MoE recipe features (docs/moe.md "26.06 recipe features").
   t.push_back(bool_key("training.fp8_attention", PPSEARCH_REF(bool, training.fp8_attention),

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "ppsearch/spec/host_keys.hpp"
 #include "ppsearch/spec/keys.hpp"
 #include "ppsearch/util/error.hpp"
 #include "ppsearch/validate/runs_csv.hpp"
@@ -402,6 +403,17 @@ RunRecord read_row(const std::string& source, const CsvRecord& rec,
   // Sliding-window attention (docs/moe.md "Sliding-window attention"), empty = 0.
   opt_zero("attention_window", kMaxSeqLength, &run.attention_window);
   opt_zero("window_attn_skip_freq", kMaxLayers, &run.window_attn_skip_freq);
+  // MoE host time (docs/moe.md "Host time of a MoE layer"): the keys' names, empty = default.
+  run.moe_dispatcher = lower(r.text("moe_dispatcher"));
+  if (!run.moe_dispatcher.empty()) {
+    const auto& names = moe_dispatcher_names();
+    if (std::find(names.begin(), names.end(), run.moe_dispatcher) == names.end())
+      r.issue("moe_dispatcher", "alltoall, allgather or flex, or empty (training.moe_dispatcher)");
+  }
+  run.cuda_graph_scope = lower(r.text("cuda_graph_scope"));
+  unsigned scope_mask = 0;
+  if (!run.cuda_graph_scope.empty() && !parse_cuda_graph_scope(run.cuda_graph_scope, &scope_mask))
+    r.issue("cuda_graph_scope", cuda_graph_scope_allowed() + ", or empty");
   // Multi-token prediction (docs/moe.md "MTP"), empty = 0.
   opt_zero("mtp_layers", kMaxLayers, &run.mtp_layers);
   // 26.06 MoE recipe features (docs/moe.md "26.06 recipe features"); empty = the key's default.

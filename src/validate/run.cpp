@@ -10,6 +10,7 @@
 #include "ppsearch/cost/items.hpp"
 #include "ppsearch/search/evaluate.hpp"
 #include "ppsearch/spec/check.hpp"
+#include "ppsearch/spec/host_keys.hpp"
 #include "ppsearch/validate/validate.hpp"
 
 namespace ppsearch {
@@ -104,6 +105,13 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
   // Sliding-window attention (docs/moe.md "Sliding-window attention").
   m.attention_window = run.attention_window;
   m.window_attn_skip_freq = run.window_attn_skip_freq;
+  // MoE host time (docs/moe.md "Host time of a MoE layer"): stated values replace the default.
+  if (!run.moe_dispatcher.empty()) {
+    const auto& names = moe_dispatcher_names();
+    p->training.moe_dispatcher =
+        int(std::find(names.begin(), names.end(), run.moe_dispatcher) - names.begin());
+  }
+  if (!run.cuda_graph_scope.empty()) p->training.cuda_graph_scope = run.cuda_graph_scope;
   // Multi-token prediction (docs/moe.md "MTP").
   m.mtp_layers = run.mtp_layers;
   // 26.06 MoE recipe features (docs/moe.md "26.06 recipe features").

@@ -122,6 +122,11 @@ struct TrainingSpec {
   // gradient into the logits (Transformer Engine), false when it allocates a new bf16 gradient
   // (flash-attn's Triton kernel with inplace_backward = False, as llm-foundry runs it).
   bool cross_entropy_inplace = true;
+  // MoE host time per micro-batch (docs/moe.md "Host time of a MoE layer"; names and parsing in
+  // spec/host_keys.hpp). Defaults: the Megatron-Bridge MoE performance recipes on Blackwell,
+  // the flex dispatcher with CUDA graphs of attention, router and preprocessing.
+  int moe_dispatcher = 2;  // MoeDispatcher: 0 alltoall, 1 allgather, 2 flex
+  std::string cuda_graph_scope = "attn+moe_router+moe_preprocess";  // '+'-joined, or none
   // 26.06 MoE recipe features (docs/moe.md "26.06 recipe features"): FP8 core attention (TE
   // fp8_dot_product_attention) and the fused grouped expert MLP (TE's CuTe DSL kernels).
   bool fp8_attention = false;
@@ -184,6 +189,10 @@ struct GpuSpec {
   // Power-limited clock (docs/step-time.md "Power-capped GPUs"): sustained tensor-core clock
   // under the board's power limit relative to the part gemm/attention_efficiency were fitted on.
   double clock_scale = 1.0;
+  // MoE host time (docs/moe.md "Host time of a MoE layer"): host time of one PyTorch operation
+  // that launches one kernel, on the host CPU that drives this GPU (x86 DGX/HGX; Grace on
+  // GH200/GB200/GB300 presets), seconds.
+  double host_op_s = 13.5e-6;
 };
 
 struct ClusterSpec {

@@ -75,8 +75,11 @@ inline constexpr std::array<const char*, 29> kRunsColumns = {
 ///        hidden_size / attention_heads), the model.moe_* and model.mla_* keys of the same names
 ///        (empty = 0), `ep` and `etp` (empty = 1) and `routing` (force-balanced, natural, ...).
 ///        Sliding-window attention: `attention_window`, `window_attn_skip_freq` (empty = 0).
+///        MoE host time (docs/moe.md "Host time of a MoE layer"): `moe_dispatcher` (alltoall,
+///        allgather or flex) and `cuda_graph_scope` ('+'-joined scopes or none); empty = the
+///        key's default.
 ///        Multi-token prediction: `mtp_layers`, the model.mtp_layers key (empty = 0).
-inline constexpr std::array<const char*, 27> kRunsOptionalColumns = {
+inline constexpr std::array<const char*, 29> kRunsOptionalColumns = {
     "measured_peak_memory_gb",
     "memory_metric",
     "memory_derivation",
@@ -102,6 +105,9 @@ inline constexpr std::array<const char*, 27> kRunsOptionalColumns = {
     // Sliding-window attention (docs/moe.md "Sliding-window attention").
     "attention_window",
     "window_attn_skip_freq",
+    // MoE host time (docs/moe.md "Host time of a MoE layer").
+    "moe_dispatcher",
+    "cuda_graph_scope",
     // Multi-token prediction (docs/moe.md "MTP").
     "mtp_layers",
     // 26.06 MoE recipe features (docs/moe.md "26.06 recipe features"): the recipe's
@@ -157,6 +163,9 @@ struct RunRecord {
   std::string routing;  ///< "force-balanced", "natural", ... lower-case ("" = not stated)
   // Sliding-window attention (docs/moe.md): the model keys of the same names, empty = 0.
   int attention_window = 0, window_attn_skip_freq = 0;
+  // MoE host time (docs/moe.md): training.moe_dispatcher and training.cuda_graph_scope as the
+  // row states them (lower-case), "" = not stated (the key's default).
+  std::string moe_dispatcher, cuda_graph_scope;
   // Multi-token prediction (docs/moe.md "MTP"): model.mtp_layers, empty = 0.
   int mtp_layers = 0;
   // 26.06 MoE recipe features (docs/moe.md "26.06 recipe features"): the training keys of the
