@@ -62,6 +62,31 @@ inline Problem gpt175b_a100() {
   return p;
 }
 
+// Qwen3-30B-A3B-shaped MoE (8 of its layers: 128 experts of width 768, top 8) in FP8 on the H200
+// problem above with an FP8 peak; `mxfp8` makes the GPU MXFP8-capable (Blackwell).
+inline Problem qwen3_30b_fp8_like(Fp8Recipe recipe, bool mxfp8) {
+  Problem p = llama70b_h200();
+  p.model.layers = 8;
+  p.model.hidden_size = 2048;
+  p.model.ffn_hidden_size = 6144;
+  p.model.attention_heads = 32;
+  p.model.kv_heads = 4;
+  p.model.head_dim = 128;
+  p.model.vocab_size = 151936;
+  p.model.seq_length = 4096;
+  p.model.moe_experts = 128;
+  p.model.moe_top_k = 8;
+  p.model.moe_ffn_hidden_size = 768;
+  p.gpu.peak_fp8_flop_per_s = 1979e12;
+  p.gpu.gemm_efficiency_fp8 = 0.6;
+  p.gpu.mxfp8 = mxfp8;
+  p.training.precision = "fp8";
+  p.training.fp8_recipe = recipe;
+  p.training.global_batch_size = 64;
+  p.gpus = {8};
+  return p;
+}
+
 inline Candidate make_candidate(const Problem& p, int tp, int pp, int dp, int mbs, Schedule s,
                                 Recompute r = Recompute::kSelective, int sp = 1, int zero = 1,
                                 int vpp = 1, int cp = 1) {

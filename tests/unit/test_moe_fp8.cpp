@@ -18,27 +18,7 @@ using test::llama70b_h200;
 using test::make_candidate;
 
 // Qwen3-30B-A3B-shaped (128 experts of width 768, top 8) on an FP8-capable H200.
-Problem qwen3_like(Fp8Recipe recipe) {
-  Problem p = llama70b_h200();
-  p.model.layers = 8;
-  p.model.hidden_size = 2048;
-  p.model.ffn_hidden_size = 6144;
-  p.model.attention_heads = 32;
-  p.model.kv_heads = 4;
-  p.model.head_dim = 128;
-  p.model.vocab_size = 151936;
-  p.model.seq_length = 4096;
-  p.model.moe_experts = 128;
-  p.model.moe_top_k = 8;
-  p.model.moe_ffn_hidden_size = 768;
-  p.gpu.peak_fp8_flop_per_s = 1979e12;
-  p.gpu.gemm_efficiency_fp8 = 0.6;
-  p.training.precision = "fp8";
-  p.training.fp8_recipe = recipe;
-  p.training.global_batch_size = 64;
-  p.gpus = {8};
-  return p;
-}
+Problem qwen3_like(Fp8Recipe recipe) { return test::qwen3_30b_fp8_like(recipe, false); }
 
 struct Parts {
   ItemCost moe, attn;
