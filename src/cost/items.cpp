@@ -206,13 +206,15 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     // The fused sums keep their order: the search's discrete choices are sensitive to the last
     // bit of these times, and the default stack's answers must stay bit-identical.
     // dgrad [m×n]·[n×k] → output m×k; wgrad [k×m]·[m×n] → output k×n.
-    double g_fwd = gemm_time(m, qkv_n, d.h, gpu, lp) + gemm_time(m, d.h, o_k, gpu, lp) +
-                   gemm_time(m, fc1_n, d.h, gpu, lp) + gemm_time(m, d.h, fc2_k, gpu, lp);
-    double g_dgrad = gemm_time(m, d.h, qkv_n, gpu, lp) + gemm_time(m, o_k, d.h, gpu, lp) +
-                     gemm_time(m, d.h, fc1_n, gpu, lp) + gemm_time(m, fc2_k, d.h, gpu, lp);
-    double g_wgrad = gemm_time(d.h, qkv_n, m, gpu, lp) + gemm_time(o_k, d.h, m, gpu, lp) +
-                     gemm_time(d.h, fc1_n, m, gpu, lp) + gemm_time(fc2_k, d.h, m, gpu, lp);
-    if (pb.training.split_linears) {
+    double g_fwd, g_dgrad, g_wgrad;
+    if (!pb.training.split_linears) {
+      g_fwd = gemm_time(m, qkv_n, d.h, gpu, lp) + gemm_time(m, d.h, o_k, gpu, lp) +
+              gemm_time(m, fc1_n, d.h, gpu, lp) + gemm_time(m, d.h, fc2_k, gpu, lp);
+      g_dgrad = gemm_time(m, d.h, qkv_n, gpu, lp) + gemm_time(m, o_k, d.h, gpu, lp) +
+                gemm_time(m, d.h, fc1_n, gpu, lp) + gemm_time(m, fc2_k, d.h, gpu, lp);
+      g_wgrad = gemm_time(d.h, qkv_n, m, gpu, lp) + gemm_time(o_k, d.h, m, gpu, lp) +
+                gemm_time(d.h, fc1_n, m, gpu, lp) + gemm_time(fc2_k, d.h, m, gpu, lp);
+    } else {
       double in_n[5];
       int n_in = 0;
       in_n[n_in++] = d.hq / t;
