@@ -720,7 +720,11 @@ struct PartitionKernels {
 
   // O(L²·S) DP (docs/algorithms.md §1.1). Tries every split point; the transient max is a running
   // max over the split point, independent of the sparse table used elsewhere.
-  static Partition reference(const PartitionProblem& p) {
+  // With tau > 0 the backtrack runs at the limit optimum·(1 + tau) instead of the optimum: the
+  // latest-cut partition among those within it (partition_robust()); D[s][i] <= limit says that
+  // stages 0..s-1 can cover [0, i) within the limit, the same test as the probe's reachability.
+  static Partition reference(const PartitionProblem& p, double tau = 0.0,
+                             double* limit_out = nullptr) {
     validate_partition_problem(p);
     Partition result;
     const auto n = static_cast<int>(p.time_s.size());
@@ -756,6 +760,8 @@ struct PartitionKernels {
     }
     const double optimum = best[static_cast<std::size_t>(stages) * stride + n];
     if (!(optimum < kInf)) return result;
+    const double limit = tau > 0.0 ? optimum * (1.0 + tau) : optimum;
+    if (limit_out != nullptr) *limit_out = limit;
     // Latest-cut backtrack, checking every split point.
     result.bounds.assign(stages + 1, 0);
     result.bounds[stages] = n;
@@ -768,7 +774,7 @@ struct PartitionKernels {
         transient = std::max(transient, p.transient_bytes[i]);
         const bool fits =
             memory_of(ps, pa, i, end, p.in_flight[stage], transient, p.extra_bytes[stage]) <= cap;
-        if (fits && row[i] <= optimum && time_of(pt, i, end, p.comm_s[stage]) <= optimum) {
+        if (fits && row[i] <= limit && time_of(pt, i, end, p.comm_s[stage]) <= limit) {
           chosen = i;
           break;
         }
@@ -778,6 +784,209 @@ struct PartitionKernels {
     }
     result.feasible = true;
     result.bottleneck_s = optimum;
+    if (tau > 0.0) {
+      double worst = 0.0;
+      for (int stage = 0; stage < stages; ++stage) {
+        worst = std::max(
+            worst, time_of(pt, result.bounds[stage], result.bounds[stage + 1], p.comm_s[stage]));
+      }
+      result.bottleneck_s = worst;
+    }
+    return result;
+  }
+
+  // partition_robust(): the exact optimum B*, then the latest-cut partition within B*·(1 + tau)
+  // (the probe's witness; the reference path backtracks its own table at that limit).
+  static const Partition& robust(const PartitionProblem& p, PartitionWorkspace& ws, bool ref,
+                                 double first_limit, double tau) {
+    if (!(tau >= 0.0) || !(tau < 1.0)) {
+      throw std::invalid_argument("partition_robust: tau = " + std::to_string(tau) +
+                                  ": must be in [0, 1)");
+    }
+    if (ref) {
+      ws.m_result = reference(p, tau, &ws.m_tie_limit);
+      prepare(p, ws);  // the balancing that may follow reads the prefix sums
+      return ws.m_result;
+    }
+    Partition& result = ws.m_result;
+    fast(p, ws, first_limit);
+    ws.m_tie_limit = result.bottleneck_s;
+    if (!result.feasible || tau == 0.0) return result;
+    const double limit = result.bottleneck_s * (1.0 + tau);
+    ws.m_tie_limit = limit;
+    const auto n = static_cast<int>(p.time_s.size());
+    const std::size_t stride = static_cast<std::size_t>(n) + 1;
+    ws.m_last_reach[0].resize(stride);
+    ws.m_last_reach[1].resize(stride);
+    ws.m_pred.resize(static_cast<std::size_t>(p.stages) * stride);
+    if (!probe(p, ws, limit, nullptr)) {
+      throw std::logic_error("partition: no partition within the tolerance of the optimum");
+    }
+    result.bottleneck_s = witness(p, ws, result.bounds);
+    return result;
+  }
+
+  static void check_devices(const PartitionProblem& p, const std::vector<int>& stage_device) {
+    if (stage_device.size() != static_cast<std::size_t>(p.stages)) {
+      invalid("stage_device has " + std::to_string(stage_device.size()) + " entries, expected " +
+              std::to_string(p.stages) + " (one per stage)");
+    }
+    for (std::size_t s = 0; s < stage_device.size(); ++s) {
+      if (stage_device[s] < 0) {
+        invalid("stage_device[" + std::to_string(s) + "] = " + std::to_string(stage_device[s]) +
+                ": must be >= 0");
+      }
+    }
+  }
+
+  // Per device: the sum of its stage times, in stage order. Returns the number of devices.
+  static int device_loads(const PartitionProblem& p, const PartitionWorkspace& ws,
+                          const std::vector<int>& stage_device, const std::vector<int>& b,
+                          std::vector<double>& load) {
+    int devices = 0;
+    for (const int d : stage_device) devices = std::max(devices, d + 1);
+    load.assign(devices, 0.0);
+    const double* pt = ws.m_prefix_time.data();
+    for (int s = 0; s < p.stages; ++s)
+      load[stage_device[s]] += time_of(pt, b[s], b[s + 1], p.comm_s[s]);
+    return devices;
+  }
+
+  // Device balancing of partition_interleaved(): first-improvement local search on the bounds
+  // `b` (valid, every stage within `limit` and memory). Moves and acceptance: see the header.
+  // Scan order: devices at the maximum by index, their stages in chain order, passing right
+  // before left, the nearest receiving stage first. At most 4·S moves (each lowers the number of
+  // devices at the maximum or the maximum itself).
+  static void balance(const PartitionProblem& p, PartitionWorkspace& ws,
+                      const std::vector<int>& dev, double limit, double tau, std::vector<int>& b) {
+    const int S = p.stages;
+    const double* pt = ws.m_prefix_time.data();
+    const double cap = p.capacity_bytes;
+    std::vector<double>& load = ws.m_device_load;
+    std::vector<double>& trial = ws.m_trial_load;
+    const int devices = device_loads(p, ws, dev, b, load);
+    if (devices >= S) return;  // one stage per device: nothing to balance
+    auto t = [&](int s, int i, int j) { return time_of(pt, i, j, p.comm_s[s]); };
+    auto fits = [&](int s, int i, int j) {
+      return i < j && t(s, i, j) <= limit && memory(p, ws, s, i, j) <= cap;
+    };
+    for (int move = 0; move < 4 * S; ++move) {
+      double top = 0.0;
+      for (const double x : load) top = std::max(top, x);
+      const double level = top * (1.0 - tau);
+      const double ceiling = top * (1.0 + tau);
+      int at_top = 0;
+      for (const double x : load) at_top += x >= level ? 1 : 0;
+      // Whether the loads in `trial` are an improvement.
+      auto better = [&]() {
+        int count = 0;
+        for (const double x : trial) {
+          if (x > ceiling) return false;
+          count += x >= level ? 1 : 0;
+        }
+        return count < at_top;
+      };
+      bool moved = false;
+      for (int d = 0; d < devices && !moved; ++d) {
+        if (!(load[d] >= level)) continue;
+        for (int a = 0; a < S && !moved; ++a) {
+          if (dev[a] != d) continue;
+          // Pass the last item of stage a to the right: cuts a+1..r move one item left.
+          if (a + 1 < S && fits(a, b[a], b[a + 1] - 1)) {
+            trial = load;
+            trial[d] += t(a, b[a], b[a + 1] - 1) - t(a, b[a], b[a + 1]);
+            for (int r = a + 1; r < S; ++r) {
+              const double before = trial[dev[r]];
+              if (fits(r, b[r] - 1, b[r + 1])) {  // stage r receives
+                trial[dev[r]] += t(r, b[r] - 1, b[r + 1]) - t(r, b[r], b[r + 1]);
+                if (better()) {
+                  for (int k = a + 1; k <= r; ++k) --b[k];
+                  moved = true;
+                  break;
+                }
+                trial[dev[r]] = before;
+              }
+              // Stage r passes it on: it shifts by one item.
+              if (r + 1 >= S || !fits(r, b[r] - 1, b[r + 1] - 1)) break;
+              trial[dev[r]] += t(r, b[r] - 1, b[r + 1] - 1) - t(r, b[r], b[r + 1]);
+            }
+            if (moved) break;
+          }
+          // Pass the first item of stage a to the left: cuts r+1..a move one item right.
+          if (a > 0 && fits(a, b[a] + 1, b[a + 1])) {
+            trial = load;
+            trial[d] += t(a, b[a] + 1, b[a + 1]) - t(a, b[a], b[a + 1]);
+            for (int r = a - 1; r >= 0; --r) {
+              const double before = trial[dev[r]];
+              if (fits(r, b[r], b[r + 1] + 1)) {
+                trial[dev[r]] += t(r, b[r], b[r + 1] + 1) - t(r, b[r], b[r + 1]);
+                if (better()) {
+                  for (int k = r + 1; k <= a; ++k) ++b[k];
+                  moved = true;
+                  break;
+                }
+                trial[dev[r]] = before;
+              }
+              if (r == 0 || !fits(r, b[r] + 1, b[r + 1] + 1)) break;
+              trial[dev[r]] += t(r, b[r] + 1, b[r + 1] + 1) - t(r, b[r], b[r + 1]);
+            }
+          }
+        }
+      }
+      if (!moved) return;
+      device_loads(p, ws, dev, b, load);  // afresh, not from the differences
+    }
+  }
+
+  static double max_load(const PartitionProblem& p, const std::vector<int>& stage_device,
+                         const std::vector<int>& bounds) {
+    PartitionWorkspace ws;
+    if (!(evaluate(p, bounds, ws).bottleneck_s < kInf)) return kInf;
+    check_devices(p, stage_device);
+    device_loads(p, ws, stage_device, bounds, ws.m_device_load);
+    double top = 0.0;
+    for (const double x : ws.m_device_load) top = std::max(top, x);
+    return top;
+  }
+
+  static const Partition& interleaved(const PartitionProblem& p,
+                                      const std::vector<int>& stage_device, PartitionWorkspace& ws,
+                                      bool ref, double first_limit, double tau, bool earliest,
+                                      bool balanced) {
+    validate_shape(p);
+    check_devices(p, stage_device);
+    if (earliest) {
+      // The earliest-cut chain is the latest-cut chain of the mirrored problem (items and
+      // stages in reverse order), mirrored back.
+      PartitionProblem mirror = p;
+      std::reverse(mirror.time_s.begin(), mirror.time_s.end());
+      std::reverse(mirror.static_bytes.begin(), mirror.static_bytes.end());
+      std::reverse(mirror.act_bytes.begin(), mirror.act_bytes.end());
+      std::reverse(mirror.transient_bytes.begin(), mirror.transient_bytes.end());
+      std::reverse(mirror.in_flight.begin(), mirror.in_flight.end());
+      std::reverse(mirror.extra_bytes.begin(), mirror.extra_bytes.end());
+      std::reverse(mirror.comm_s.begin(), mirror.comm_s.end());
+      robust(mirror, ws, ref, first_limit, tau);
+      prepare(p, ws);  // back to this problem's prefix sums
+      Partition& mirrored = ws.m_result;
+      if (!mirrored.feasible) return mirrored;
+      const auto n = static_cast<int>(p.time_s.size());
+      std::vector<int>& b = mirrored.bounds;
+      std::reverse(b.begin(), b.end());
+      for (int& x : b) x = n - x;
+    } else {
+      robust(p, ws, ref, first_limit, tau);
+    }
+    if (!ws.m_result.feasible) return ws.m_result;
+    // Every stage stays within X = B*·(1 + tau), the limit robust() chose within.
+    Partition& result = ws.m_result;
+    if (balanced) balance(p, ws, stage_device, ws.m_tie_limit, tau, result.bounds);
+    double worst = 0.0;
+    for (int s = 0; s < p.stages; ++s) {
+      worst = std::max(worst, time_of(ws.m_prefix_time.data(), result.bounds[s],
+                                      result.bounds[s + 1], p.comm_s[s]));
+    }
+    result.bottleneck_s = worst;
     return result;
   }
 
@@ -972,6 +1181,38 @@ PartialRecomputePartition partition_partial_recompute(const PartitionProblem& pr
   }
   out.partition.bounds[0] = 0;
   return out;
+}
+
+const Partition& partition_robust(const PartitionProblem& problem, PartitionWorkspace& workspace,
+                                  bool reference, double first_limit, double tau) {
+  return detail::PartitionKernels::robust(problem, workspace, reference, first_limit, tau);
+}
+
+Partition partition_robust(const PartitionProblem& problem, bool reference, double tau) {
+  PartitionWorkspace workspace;
+  return detail::PartitionKernels::robust(problem, workspace, reference, 0.0, tau);
+}
+
+const Partition& partition_interleaved(const PartitionProblem& problem,
+                                       const std::vector<int>& stage_device,
+                                       PartitionWorkspace& workspace, bool reference,
+                                       double first_limit, double tau, bool earliest,
+                                       bool balanced) {
+  return detail::PartitionKernels::interleaved(problem, stage_device, workspace, reference,
+                                               first_limit, tau, earliest, balanced);
+}
+
+Partition partition_interleaved(const PartitionProblem& problem,
+                                const std::vector<int>& stage_device, bool reference, double tau,
+                                bool earliest, bool balanced) {
+  PartitionWorkspace workspace;
+  return detail::PartitionKernels::interleaved(problem, stage_device, workspace, reference, 0.0,
+                                               tau, earliest, balanced);
+}
+
+double max_device_load(const PartitionProblem& problem, const std::vector<int>& stage_device,
+                       const std::vector<int>& bounds) {
+  return detail::PartitionKernels::max_load(problem, stage_device, bounds);
 }
 
 }  // namespace ppsearch
