@@ -480,8 +480,11 @@ struct PartitionKernels {
   // finds none, the limit grows by a doubling step; once the limit covers every interval the
   // band is everything and the pass is the plain O(L·S) DP. Cost O(L + S·w) per pass for a band
   // of w items, O(L·S) at worst.
+  // With tau > 0 the backtrack runs at optimum·(1 + tau) (partition_robust()): the table of a
+  // pass holds every cell of every partition within its limit (see band_dp), so the pass that
+  // found the optimum serves if its limit reaches that far; otherwise one more pass at it.
   static const Partition& fast(const PartitionProblem& p, PartitionWorkspace& ws,
-                               double first_limit = 0.0) {
+                               double first_limit = 0.0, double tau = 0.0) {
     validate_shape(p);
     prepare(p, ws);
     Partition& result = ws.m_result;
@@ -558,15 +561,25 @@ struct PartitionKernels {
       }
       if (!(limit < kInf)) return result;  // the full DP found nothing: infeasible
       if (value < kInf) {
-        limit = value;
+        // The next pass finds the optimum; with a tolerance, its table also serves the
+        // backtrack at optimum·(1 + tau) if its limit reaches that far.
+        limit = tau > 0.0 ? value * (1.0 + 2.0 * tau) : value;
       } else {
         limit += step;
         step *= 2.0;
       }
     }
-    backtrack(p, ws, optimum, result.bounds);
+    double cut_limit = optimum;
+    if (tau > 0.0) {
+      cut_limit = optimum * (1.0 + tau);
+      if (limit < cut_limit && !(band_dp(p, ws, cut_limit) == optimum)) {
+        throw std::logic_error("partition: the pass at the tolerance limit lost the optimum");
+      }
+    }
+    ws.m_tie_limit = cut_limit;
+    backtrack(p, ws, cut_limit, result.bounds);
     result.feasible = true;
-    result.bottleneck_s = optimum;
+    result.bottleneck_s = tau > 0.0 ? chain_bottleneck(p, ws, result.bounds) : optimum;
     return result;
   }
 
@@ -808,22 +821,8 @@ struct PartitionKernels {
       prepare(p, ws);  // the balancing that may follow reads the prefix sums
       return ws.m_result;
     }
-    Partition& result = ws.m_result;
-    fast(p, ws, first_limit);
-    ws.m_tie_limit = result.bottleneck_s;
-    if (!result.feasible || tau == 0.0) return result;
-    const double limit = result.bottleneck_s * (1.0 + tau);
-    ws.m_tie_limit = limit;
-    const auto n = static_cast<int>(p.time_s.size());
-    const std::size_t stride = static_cast<std::size_t>(n) + 1;
-    ws.m_last_reach[0].resize(stride);
-    ws.m_last_reach[1].resize(stride);
-    ws.m_pred.resize(static_cast<std::size_t>(p.stages) * stride);
-    if (!probe(p, ws, limit, nullptr)) {
-      throw std::logic_error("partition: no partition within the tolerance of the optimum");
-    }
-    result.bottleneck_s = witness(p, ws, result.bounds);
-    return result;
+    // A first limit just above the tolerance limit lets one pass serve both (fast()).
+    return fast(p, ws, first_limit * (1.0 + 2.0 * tau), tau);
   }
 
   static void check_devices(const PartitionProblem& p, const std::vector<int>& stage_device) {
@@ -899,7 +898,7 @@ struct PartitionKernels {
               const double before = trial[dev[r]];
               if (fits(r, b[r] - 1, b[r + 1])) {  // stage r receives
                 trial[dev[r]] += t(r, b[r] - 1, b[r + 1]) - t(r, b[r], b[r + 1]);
-                if (better()) {
+                if (trial[dev[r]] <= ceiling && better()) {
                   for (int k = a + 1; k <= r; ++k) --b[k];
                   moved = true;
                   break;
@@ -920,7 +919,7 @@ struct PartitionKernels {
               const double before = trial[dev[r]];
               if (fits(r, b[r], b[r + 1] + 1)) {
                 trial[dev[r]] += t(r, b[r], b[r + 1] + 1) - t(r, b[r], b[r + 1]);
-                if (better()) {
+                if (trial[dev[r]] <= ceiling && better()) {
                   for (int k = r + 1; k <= a; ++k) ++b[k];
                   moved = true;
                   break;
@@ -949,45 +948,84 @@ struct PartitionKernels {
     return top;
   }
 
+  // The starting chain of partition_interleaved() in ws.m_result, its limit X in m_tie_limit.
+  static void start_chain(const PartitionProblem& p, PartitionWorkspace& ws, bool ref,
+                          double first_limit, double tau, bool earliest) {
+    if (!earliest) {
+      robust(p, ws, ref, first_limit, tau);
+      return;
+    }
+    // The earliest-cut chain is the latest-cut chain of the mirrored problem (items and
+    // stages in reverse order), mirrored back.
+    if (!ws.m_mirror_ws) ws.m_mirror_ws = std::make_unique<PartitionWorkspace>();
+    PartitionWorkspace& mws = *ws.m_mirror_ws;
+    PartitionProblem& mirror = ws.m_mirror;
+    mirror.time_s.assign(p.time_s.rbegin(), p.time_s.rend());
+    mirror.static_bytes.assign(p.static_bytes.rbegin(), p.static_bytes.rend());
+    mirror.act_bytes.assign(p.act_bytes.rbegin(), p.act_bytes.rend());
+    mirror.transient_bytes.assign(p.transient_bytes.rbegin(), p.transient_bytes.rend());
+    mirror.in_flight.assign(p.in_flight.rbegin(), p.in_flight.rend());
+    mirror.extra_bytes.assign(p.extra_bytes.rbegin(), p.extra_bytes.rend());
+    mirror.comm_s.assign(p.comm_s.rbegin(), p.comm_s.rend());
+    mirror.capacity_bytes = p.capacity_bytes;
+    mirror.stages = p.stages;
+    // Its own workspace: the prefix sums of neither problem are rebuilt on the next call.
+    robust(mirror, mws, ref, first_limit, tau);
+    prepare(p, ws);  // a no-op when ws holds this problem's items already
+    ws.m_tie_limit = mws.m_tie_limit;
+    Partition& mirrored = ws.m_result;
+    mirrored = mws.m_result;
+    if (!mirrored.feasible) return;
+    const auto n = static_cast<int>(p.time_s.size());
+    std::vector<int>& b = mirrored.bounds;
+    std::reverse(b.begin(), b.end());
+    for (int& x : b) x = n - x;
+  }
+
+  static double chain_bottleneck(const PartitionProblem& p, const PartitionWorkspace& ws,
+                                 const std::vector<int>& b) {
+    double worst = 0.0;
+    for (int s = 0; s < p.stages; ++s) {
+      worst = std::max(worst, time_of(ws.m_prefix_time.data(), b[s], b[s + 1], p.comm_s[s]));
+    }
+    return worst;
+  }
+
   static const Partition& interleaved(const PartitionProblem& p,
                                       const std::vector<int>& stage_device, PartitionWorkspace& ws,
                                       bool ref, double first_limit, double tau, bool earliest,
                                       bool balanced) {
     validate_shape(p);
     check_devices(p, stage_device);
-    if (earliest) {
-      // The earliest-cut chain is the latest-cut chain of the mirrored problem (items and
-      // stages in reverse order), mirrored back.
-      PartitionProblem mirror = p;
-      std::reverse(mirror.time_s.begin(), mirror.time_s.end());
-      std::reverse(mirror.static_bytes.begin(), mirror.static_bytes.end());
-      std::reverse(mirror.act_bytes.begin(), mirror.act_bytes.end());
-      std::reverse(mirror.transient_bytes.begin(), mirror.transient_bytes.end());
-      std::reverse(mirror.in_flight.begin(), mirror.in_flight.end());
-      std::reverse(mirror.extra_bytes.begin(), mirror.extra_bytes.end());
-      std::reverse(mirror.comm_s.begin(), mirror.comm_s.end());
-      robust(mirror, ws, ref, first_limit, tau);
-      prepare(p, ws);  // back to this problem's prefix sums
-      Partition& mirrored = ws.m_result;
-      if (!mirrored.feasible) return mirrored;
-      const auto n = static_cast<int>(p.time_s.size());
-      std::vector<int>& b = mirrored.bounds;
-      std::reverse(b.begin(), b.end());
-      for (int& x : b) x = n - x;
-    } else {
-      robust(p, ws, ref, first_limit, tau);
-    }
-    if (!ws.m_result.feasible) return ws.m_result;
-    // Every stage stays within X = B*·(1 + tau), the limit robust() chose within.
+    start_chain(p, ws, ref, first_limit, tau, earliest);
     Partition& result = ws.m_result;
+    if (!result.feasible) return result;
+    // Every stage stays within X = B*·(1 + tau), the limit robust() chose within.
     if (balanced) balance(p, ws, stage_device, ws.m_tie_limit, tau, result.bounds);
-    double worst = 0.0;
-    for (int s = 0; s < p.stages; ++s) {
-      worst = std::max(worst, time_of(ws.m_prefix_time.data(), result.bounds[s],
-                                      result.bounds[s + 1], p.comm_s[s]));
-    }
-    result.bottleneck_s = worst;
+    result.bottleneck_s = chain_bottleneck(p, ws, result.bounds);
     return result;
+  }
+
+  // Three chains of interleaved() at once: latest-cut, latest-cut balanced, earliest-cut.
+  static bool candidates(const PartitionProblem& p, const std::vector<int>& stage_device,
+                         PartitionWorkspace& ws, std::vector<int>& out, bool ref,
+                         double first_limit, double tau) {
+    validate_shape(p);
+    check_devices(p, stage_device);
+    out.clear();
+    for (const bool earliest : {false, true}) {
+      start_chain(p, ws, ref, first_limit, tau, earliest);
+      if (!ws.m_result.feasible) {
+        out.clear();
+        return false;
+      }
+      std::vector<int>& b = ws.m_result.bounds;
+      out.insert(out.end(), b.begin(), b.end());
+      if (earliest) break;  // the balanced earliest-cut chain rarely won and cost a simulation
+      balance(p, ws, stage_device, ws.m_tie_limit, tau, b);
+      out.insert(out.end(), b.begin(), b.end());
+    }
+    return true;
   }
 
   static double stage_memory(const PartitionProblem& p, int stage, int i, int j) {
@@ -1208,6 +1246,13 @@ Partition partition_interleaved(const PartitionProblem& problem,
   PartitionWorkspace workspace;
   return detail::PartitionKernels::interleaved(problem, stage_device, workspace, reference, 0.0,
                                                tau, earliest, balanced);
+}
+
+bool interleaved_candidates(const PartitionProblem& problem, const std::vector<int>& stage_device,
+                            PartitionWorkspace& workspace, std::vector<int>& chains, bool reference,
+                            double first_limit, double tau) {
+  return detail::PartitionKernels::candidates(problem, stage_device, workspace, chains, reference,
+                                              first_limit, tau);
 }
 
 double max_device_load(const PartitionProblem& problem, const std::vector<int>& stage_device,

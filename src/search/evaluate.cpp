@@ -500,18 +500,13 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     if (v == 1) {
       I.relaxed_bounds = choose(relaxed, first_limit).bounds;
     } else {
-      // Interleaved / V-shaped: four candidate chunk chains, one after another (S + 1 cuts
-      // each): the latest-cut and the earliest-cut chain within the tolerance of the optimal
-      // chunk bottleneck, each as it is and device-balanced (partition_interleaved()). The
+      // Interleaved / V-shaped: three candidate chunk chains, one after another (S + 1 cuts
+      // each): the latest-cut chain within the tolerance of the optimal chunk bottleneck, as
+      // it is and device-balanced, and the earliest-cut one (interleaved_candidates()). The
       // evaluator simulates them and keeps the fastest that fits.
-      I.relaxed_bounds.clear();
-      for (int k = 0; k < 4; ++k) {
-        const Partition& part =
-            partition_interleaved(relaxed, I.stage_device, I.part_ws, I.opt.reference_partitioner,
-                                  first_limit, kPartitionTieTolerance, k >= 2, k % 2 == 1);
-        if (!part.feasible)
-          throw std::logic_error("evaluate: no chunk chain without a memory limit");
-        I.relaxed_bounds.insert(I.relaxed_bounds.end(), part.bounds.begin(), part.bounds.end());
+      if (!interleaved_candidates(relaxed, I.stage_device, I.part_ws, I.relaxed_bounds,
+                                  I.opt.reference_partitioner, first_limit)) {
+        throw std::logic_error("evaluate: no chunk chain without a memory limit");
       }
     }
     if (memo) I.relaxed_memo.insert(pp, I.relaxed_bounds, layout);
@@ -762,8 +757,8 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     // load is a sum of non-contiguous chunks, so the chain DP cannot see device
     // memory, nor the device loads and the order of the chunks that set the step time
     // (Narayanan et al., SC'21 §2.2). First the candidate chunk chains without a memory
-    // limit (relaxed_bounds(): latest- and earliest-cut chains within the tolerance of the
-    // optimal chunk bottleneck, as they are and device-balanced) and Megatron's even
+    // limit (relaxed_bounds(): the latest-cut chain within the tolerance of the optimal
+    // chunk bottleneck, as it is and device-balanced, the earliest-cut one) and Megatron's even
     // layout (layers divisible by P·v), each simulated: the fastest whose simulated
     // per-device memory fits wins, an earlier one on a tie within the tolerance (so that
     // last-bit noise cannot pick). If none fits, the chain DP again with each chunk held
@@ -791,6 +786,48 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         seen = std::equal(cand.begin(), cand.end(), chains.begin() + j * width);
       }
       if (seen) continue;
+      if (k > 0) {
+        // A lower bound on each device's simulated peak: its static bytes, the activations
+        // live at its first backward, its largest transient and the reserve. A candidate above
+        // the capacity by that bound alone cannot win; it is not simulated. Live at the first
+        // backward: one micro-batch on each of its chunks (a micro-batch's forward passes
+        // every chunk before its backward starts); for interleaved 1F1B all the warm-up
+        // forwards, in_flight() per chunk.
+        std::vector<double>& low = I.chunk_need;
+        low.assign(P, 0.0);
+        std::vector<double>& tr = I.dev_need;
+        tr.assign(P, 0.0);
+        for (int st = 0; st < S; ++st) {
+          const int d = dev_of(st);
+          const double live = c.schedule == Schedule::kInterleaved1F1B ? pp.in_flight[st] : 1.0;
+          for (int i = cand[st]; i < cand[st + 1]; ++i) {
+            low[d] += pp.static_bytes[i] + live * pp.act_bytes[i];
+            tr[d] = std::max(tr[d], pp.transient_bytes[i]);
+          }
+        }
+        bool over = false;
+        for (int d = 0; d < P && !over; ++d) over = low[d] + tr[d] + cc.extra_bytes > cap;
+        if (over) continue;
+        // A lower bound on the makespan of device d (stage d is its first, interleaved and
+        // V-shape alike): it runs every op of its chunks for all M micro-batches one after
+        // another (the item times are the op durations), cannot start before the first
+        // micro-batch's forward has passed stages 0..d−1, and after its last op (the backward
+        // of stage d of the last micro-batch) the backwards of stages d−1..0 remain. A
+        // candidate that cannot beat the best so far is not simulated.
+        if (best >= 0) {
+          std::fill(low.begin(), low.end(), 0.0);
+          double head = 0, bound = 0;
+          for (int st = 0; st < S; ++st) {
+            const int d = dev_of(st);
+            for (int i = cand[st]; i < cand[st + 1]; ++i) low[d] += pp.time_s[i];
+          }
+          for (int d = 0; d < P; ++d) {
+            bound = std::max(bound, head + M * low[d]);
+            for (int i = cand[d]; i < cand[d + 1]; ++i) head += item(i).fwd_s + item(i).bwd_s;
+          }
+          if (bound >= best_time * (1.0 - kPartitionTieTolerance)) continue;
+        }
+      }
       const bool placed = place(cand, &peak, &peak_rank);
       last_placed = k;
       if (k == 0) {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
@@ -199,6 +200,9 @@ TEST(PartitionStability, InterleavedIgnoresLastBitNoise) {
     const PartitionProblem p = chain_problem(rng, layers, stages, (inst % 5) == 0);
     const std::vector<int> dev = vshape ? v_devices(devices) : interleaved_devices(devices, chunks);
     const Partition exact = partition_reference(p);
+    PartitionWorkspace ws;
+    std::vector<int> chains;
+    ASSERT_EQ(interleaved_candidates(p, dev, ws, chains), exact.feasible);
     for (int variant = 0; variant < 4; ++variant) {
       const bool earliest = variant >= 2, balanced = variant % 2 == 1;
       const Partition base =
@@ -208,6 +212,14 @@ TEST(PartitionStability, InterleavedIgnoresLastBitNoise) {
       ASSERT_EQ(base.feasible, exact.feasible);
       EXPECT_EQ(ref.bounds, base.bounds);
       if (!base.feasible) continue;
+      const auto width = static_cast<std::ptrdiff_t>(stages + 1);
+      ASSERT_EQ(static_cast<std::ptrdiff_t>(chains.size()), 3 * width);
+      if (variant < 3) {  // latest, latest balanced, earliest
+        EXPECT_EQ(std::vector<int>(chains.begin() + variant * width,
+                                   chains.begin() + (variant + 1) * width),
+                  base.bounds)
+            << "interleaved_candidates, variant " << variant;
+      }
       const Partition e = evaluate_partition(p, base.bounds);
       EXPECT_TRUE(e.feasible);
       EXPECT_LE(e.bottleneck_s, exact.bottleneck_s * (1.0 + 2 * kPartitionTieTolerance));
