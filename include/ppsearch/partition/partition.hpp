@@ -172,11 +172,14 @@ inline constexpr double kPartitionTieTolerance = 1e-9;
 /// `reference`) is one double, and uniform items make many partitions reach it to the last bit or
 /// within a few ulps of it, so which one the exact solvers return ("Ties" above) follows the
 /// rounding of the item times. This returns the latest-cut partition (same order as "Ties") among
-/// the memory-feasible partitions whose bottleneck is at most B*·(1 + tau): the witness of the
-/// exact reachability probe (docs/algorithms.md §1.3a) at that limit. A change of the item times by
-/// a relative ε ≪ tau moves B* and every partition's bottleneck by about ε, so the answer changes
-/// only if some partition's bottleneck lies within about ε of the limit itself. bottleneck_s is the
-/// returned partition's own bottleneck, ≤ B*·(1 + tau). Same result with and without `reference`.
+/// the memory-feasible partitions whose bottleneck is at most B*·(1 + tau) (the fast DP's or the
+/// reference DP's backtrack at that limit; the reachability probe's witness there,
+/// docs/algorithms.md §1.3a, is the same partition). A change of the item times by a relative ε ≪
+/// tau moves B* and every partition's bottleneck by about ε, so the answer changes only if some
+/// partition's bottleneck lies within about ε of the limit itself. bottleneck_s is the returned
+/// partition's own bottleneck, ≤ B*·(1 + tau). Same result with and without `reference`; tau = 0
+/// gives the exact solvers' own answer. Throws std::invalid_argument unless 0 ≤ tau < 1.
+/// first_limit: as for partition_fast() (any value gives the same result).
 const Partition& partition_robust(const PartitionProblem& problem, PartitionWorkspace& workspace,
                                   bool reference = false, double first_limit = 0.0,
                                   double tau = kPartitionTieTolerance);
