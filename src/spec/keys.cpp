@@ -329,6 +329,11 @@ std::vector<KeyDef> build_table() {
               "multi-token-prediction modules trained with the model (Megatron-Core "
               "mtp_num_layers; DeepSeek-V3: 1), costed on the last pipeline stage; 0 = none",
               kMaxLayers, true));
+  // Linear biases (docs/moe.md "Linear biases").
+  t.push_back(bool_key("model.linear_bias", PPSEARCH_REF(bool, model.linear_bias),
+                       "every linear layer carries a bias (Megatron-Core add_bias_linear; "
+                       "GPT-OSS: true): the routed experts' FC2 bias then costs extra "
+                       "memory-bound passes unless training.moe_fused_grouped_mlp"));
 
   // ---- [training] ----------------------------------------------------------
   t.push_back(int_key("training.global_batch_size", PPSEARCH_REF(int, training.global_batch_size),

@@ -76,6 +76,8 @@ struct ModelSpec {
   int window_attn_skip_freq = 0;  // every N-th layer is full attention (0 = all windowed)
   // Multi-token prediction (docs/moe.md "MTP"; DeepSeek-V3 §2.2, Megatron-Core mtp_num_layers).
   int mtp_layers = 0;  // MTP modules on the last pipeline stage (0 = none)
+  // Linear biases (docs/moe.md "Linear biases"; Megatron-Core add_bias_linear, GPT-OSS).
+  bool linear_bias = false;  // every linear layer carries a bias
 };
 
 struct TrainingSpec {
