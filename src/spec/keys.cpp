@@ -334,6 +334,11 @@ std::vector<KeyDef> build_table() {
                        "every linear layer carries a bias (Megatron-Core add_bias_linear; "
                        "GPT-OSS: true): the routed experts' FC2 bias then costs extra "
                        "memory-bound passes unless training.moe_fused_grouped_mlp"));
+  // YaRN RoPE (docs/moe.md "YaRN RoPE").
+  t.push_back(bool_key("model.yarn_rope", PPSEARCH_REF(bool, model.yarn_rope),
+                       "RoPE with YaRN scaling as its own position-embedding type (Megatron-Core "
+                       "position_embedding_type = yarn; GPT-OSS: true): Megatron-Bridge then "
+                       "runs RoPE unfused, extra memory-bound passes over q and k"));
 
   // ---- [training] ----------------------------------------------------------
   t.push_back(int_key("training.global_batch_size", PPSEARCH_REF(int, training.global_batch_size),

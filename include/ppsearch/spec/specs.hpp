@@ -78,6 +78,8 @@ struct ModelSpec {
   int mtp_layers = 0;  // MTP modules on the last pipeline stage (0 = none)
   // Linear biases (docs/moe.md "Linear biases"; Megatron-Core add_bias_linear, GPT-OSS).
   bool linear_bias = false;  // every linear layer carries a bias
+  // YaRN RoPE as its own position-embedding type (docs/moe.md "YaRN RoPE"; GPT-OSS).
+  bool yarn_rope = false;  // Megatron-Core position_embedding_type = yarn
 };
 
 struct TrainingSpec {

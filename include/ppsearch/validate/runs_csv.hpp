@@ -79,7 +79,7 @@ inline constexpr std::array<const char*, 29> kRunsColumns = {
 ///        allgather or flex) and `cuda_graph_scope` ('+'-joined scopes or none); empty = the
 ///        key's default.
 ///        Multi-token prediction: `mtp_layers`, the model.mtp_layers key (empty = 0).
-inline constexpr std::array<const char*, 30> kRunsOptionalColumns = {
+inline constexpr std::array<const char*, 31> kRunsOptionalColumns = {
     "measured_peak_memory_gb",
     "memory_metric",
     "memory_derivation",
@@ -119,6 +119,8 @@ inline constexpr std::array<const char*, 30> kRunsOptionalColumns = {
     "moe_fused_grouped_mlp",
     // Linear biases (docs/moe.md "Linear biases"): model.linear_bias, 0 or 1 (empty = 0).
     "linear_bias",
+    // YaRN RoPE (docs/moe.md "YaRN RoPE"): model.yarn_rope, 0 or 1 (empty = 0).
+    "yarn_rope",
 };
 
 /// \brief One checked row of a runs CSV. Integers that the source does not state are
@@ -176,6 +178,8 @@ struct RunRecord {
   std::optional<bool> fp8_attention, moe_fused_grouped_mlp;
   // Linear biases (docs/moe.md "Linear biases"): model.linear_bias, empty = false.
   bool linear_bias = false;
+  // YaRN RoPE (docs/moe.md "YaRN RoPE"): model.yarn_rope, empty = false.
+  bool yarn_rope = false;
 };
 
 /// \brief Parses and checks a whole runs CSV. Checks the header (every schema column of
