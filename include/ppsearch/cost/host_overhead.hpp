@@ -11,7 +11,8 @@
 // Megatron-Core dispatcher copies the token counts per expert to the host once per MoE layer in
 // the forward (the grouped GEMM's per-expert split sizes are host integers), and that
 // synchronisation drains the GPU queue: the host cannot run more than one layer ahead, so per
-// layer and pass the layer takes max(GPU time, host time).
+// layer and pass the layer takes max(GPU time, host time), or GPU + host time under the
+// all-to-all dispatcher (moe_pass_time).
 #pragma once
 
 #include "ppsearch/search/candidate.hpp"
