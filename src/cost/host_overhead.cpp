@@ -178,8 +178,9 @@ double pass_time_with_host(double gpu_s, double host_s) { return std::max(gpu_s,
 //    grows with the host time, not with the tokens (MBS 1 and 2 above), which is what a
 //    serial composition gives and a larger per-operation time under max() does not (it would
 //    need 2.9 times the counted host time at MBS 1 and 4.4 times at MBS 2). The flex (HybridEP)
-//    rows, which synchronise too, show 0.2 to 0.9 times on DGX nodes and about none on
-//    GB200 / GB300, so they keep max(). The composition is a structural choice read from the
+//    rows, which synchronise too, show less and no common figure (0.2 to 0.9 times on the DGX
+//    B200 / B300 DeepSeek-V3 and Qwen3 rows, -0.6 on the H100 Qwen3-30B EP 16 rows, -0.6 to 0.4
+//    on GB200 / GB300), so they keep max(). The composition is a structural choice read from the
 //    rows (no constant is fitted); the split = fit rows alone show the same (docs/moe.md).
 double moe_pass_time(MoeDispatcher d, double gpu_s, double host_s) {
   if (d == MoeDispatcher::kAllToAll) return gpu_s + host_s;
