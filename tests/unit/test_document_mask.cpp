@@ -3,12 +3,18 @@
 // correction, monotonicity of the step time in the document length, and neutrality at 0.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+#include <string>
+
 #include "../support/builders.hpp"
 #include "ppsearch/cost/attention_window.hpp"
 #include "ppsearch/cost/comm.hpp"
 #include "ppsearch/cost/document_mask.hpp"
 #include "ppsearch/cost/items.hpp"
 #include "ppsearch/search/evaluate.hpp"
+#include "ppsearch/validate/runs_csv.hpp"
+#include "ppsearch/validate/validate.hpp"
 
 namespace ppsearch {
 namespace {
@@ -102,6 +108,26 @@ TEST(DocumentMask, StepTimeFallsWithShorterDocumentsAndZeroChangesNothing) {
   const Evaluation same = evaluate(llama8b(8192), c);
   ASSERT_TRUE(same.feasible);
   EXPECT_DOUBLE_EQ(same.iteration_time_s, causal.iteration_time_s);
+}
+
+TEST(DocumentMask, RunsCsvColumnReachesTheModel) {
+  // The public CSV's torchtitan PR #1884 rows state the C4 document length; the others are empty.
+  const std::string path = std::string(PPSEARCH_SOURCE_DIR) + "/tests/validation/runs-public.csv";
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(in.is_open()) << path;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  int masked = 0;
+  for (const RunRecord& run : parse_runs_csv(text, "runs-public.csv")) {
+    const bool pr1884 = run.id.rfind("titan-pr1884-", 0) == 0;
+    EXPECT_EQ(run.attention_document_tokens, pr1884 ? 550 : 0) << run.id;
+    if (!pr1884) continue;
+    ++masked;
+    Problem p = llama70b_h200();
+    std::string why;
+    ASSERT_TRUE(apply_run_to_problem(run, map_gpu(run.gpu), &p, &why)) << why;
+    EXPECT_EQ(p.model.attention_document_tokens, 550);
+  }
+  EXPECT_EQ(masked, 2);
 }
 
 }  // namespace
