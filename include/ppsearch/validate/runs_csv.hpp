@@ -79,6 +79,8 @@ inline constexpr std::array<const char*, 29> kRunsColumns = {
 ///        allgather or flex) and `cuda_graph_scope` ('+'-joined scopes or none); empty = the
 ///        key's default.
 ///        Multi-token prediction: `mtp_layers`, the model.mtp_layers key (empty = 0).
+///        Document-masked attention: `attention_document_tokens`, the
+///        model.attention_document_tokens key (empty = 0).
 inline constexpr std::array<const char*, 30> kRunsOptionalColumns = {
     "measured_peak_memory_gb",
     "memory_metric",
