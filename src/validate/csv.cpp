@@ -425,6 +425,11 @@ RunRecord read_row(const std::string& source, const CsvRecord& rec,
     run.fp8_attention = *v == 1;
   if (auto v = r.integer("moe_fused_grouped_mlp", 0, 1, true, "0 or 1, or empty (default)"))
     run.moe_fused_grouped_mlp = *v == 1;
+  // Linear biases (docs/moe.md "Linear biases"), empty = 0.
+  if (auto v = r.integer("linear_bias", 0, 1, true, "0 or 1, or empty (0)"))
+    run.linear_bias = *v == 1;
+  // YaRN RoPE (docs/moe.md "YaRN RoPE"), empty = 0.
+  if (auto v = r.integer("yarn_rope", 0, 1, true, "0 or 1, or empty (0)")) run.yarn_rope = *v == 1;
 
   // Cross-column rules, only when the columns they use are valid.
   if (issues->size() != before) return run;

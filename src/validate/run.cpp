@@ -121,6 +121,10 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
   if (run.moe_a2a_overlap) p->training.moe_a2a_overlap = *run.moe_a2a_overlap;
   if (run.fp8_attention) p->training.fp8_attention = *run.fp8_attention;
   if (run.moe_fused_grouped_mlp) p->training.moe_fused_grouped_mlp = *run.moe_fused_grouped_mlp;
+  // Linear biases (docs/moe.md "Linear biases").
+  m.linear_bias = run.linear_bias;
+  // YaRN RoPE (docs/moe.md "YaRN RoPE").
+  m.yarn_rope = run.yarn_rope;
 
   p->training.global_batch_size = run.global_batch_size;
   p->training.attention_flops = AttentionFlops::kFull;  // no source halves attention FLOPs

@@ -10,6 +10,15 @@ namespace ppsearch {
 
 // Keys of one FlashAttention key block: a block partly inside the window is computed in full.
 inline constexpr double kAttentionKeyBlock = 128.0;
+// Queries of one attention query tile (cuDNN's and FlashAttention's 128-row tile).
+inline constexpr double kAttentionQueryTile = 128.0;
+// Fixed SM time of one query tile (128 queries of one head) of a windowed layer's forward beyond
+// its key blocks: loading the Q tile, the softmax statistics and sink, writing O and the LSE,
+// which a full-attention tile spreads over s/256 key blocks on average and a windowed one over
+// two. Measured from NVIDIA/cudnn-frontend benchmark/attention_inference/results/gpt_oss
+// (cuDNN 9.27, GPT-OSS attention with sinks, 64 heads of 64, window 128): 2.3 us on GB300,
+// 1.9-2.0 us on H200 (attention_window.cpp).
+inline constexpr double kWindowedTileOverheadS = 2.1e-6;
 
 // model.attention_window > 0 and at least one layer is windowed, or a document mask
 // (model.attention_document_tokens > 0, cost/document_mask.hpp): the layer correction applies.
@@ -22,7 +31,11 @@ double windowed_layer_share(const ModelSpec&);
 // every layer computes at most cost/document_mask.hpp's keys per query.
 double attention_work_factor(const ModelSpec&);
 // Removes from a layer costed with full causal attention (items.cpp) the core-attention work the
-// window skips: forward, backward, and the forward replays of full and selective recomputation.
+// window skips and adds the windowed query tiles' fixed time: forward, backward, and the forward
+// replays of full and selective recomputation.
 void apply_attention_window(const Problem&, const Candidate&, ItemCost*);
+// The windowed query tiles' fixed forward time of the average layer (0 without a window, or
+// without gpu.sm_count).
+double windowed_tile_overhead_fwd(const Problem&, const Candidate&);
 
 }  // namespace ppsearch
