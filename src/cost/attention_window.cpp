@@ -33,16 +33,24 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ppsearch/cost/document_mask.hpp"
 #include "ppsearch/cost/moe_recipe.hpp"
 
 namespace ppsearch {
 
-bool has_attention_window(const ModelSpec& m) {
+namespace {
+bool has_sliding_window(const ModelSpec& m) {
   return m.attention_window > 0 && m.window_attn_skip_freq != 1;
+}
+}  // namespace
+
+// A document mask (document_mask.cpp) takes the same correction path.
+bool has_attention_window(const ModelSpec& m) {
+  return has_sliding_window(m) || has_document_mask(m);
 }
 
 double windowed_layer_share(const ModelSpec& m) {
-  if (!has_attention_window(m)) return 0.0;
+  if (!has_sliding_window(m)) return 0.0;
   if (m.window_attn_skip_freq <= 0 || m.layers <= 0) return 1.0;
   // Layers 1..L, every N-th is full: floor(L / N) full layers.
   const int full = m.layers / m.window_attn_skip_freq;
@@ -50,11 +58,14 @@ double windowed_layer_share(const ModelSpec& m) {
 }
 
 double attention_work_factor(const ModelSpec& m) {
-  if (!has_attention_window(m) || m.seq_length <= 0) return 1.0;
+  // Document mask (document_mask.cpp): every layer computes at most its keys per query.
+  const double doc = document_mask_factor(m);
+  if (!has_sliding_window(m) || m.seq_length <= 0) return doc;
   const double half = 0.5 * m.seq_length;
-  const double windowed = std::min(half, m.attention_window + kAttentionKeyBlock) / half;
+  const double windowed =
+      std::min(doc, std::min(half, m.attention_window + kAttentionKeyBlock) / half);
   const double share = windowed_layer_share(m);
-  return share * windowed + (1.0 - share);
+  return share * windowed + (1.0 - share) * doc;
 }
 
 double windowed_tile_overhead_fwd(const Problem& pb, const Candidate& c) {

@@ -339,6 +339,13 @@ std::vector<KeyDef> build_table() {
                        "RoPE with YaRN scaling as its own position-embedding type (Megatron-Core "
                        "position_embedding_type = yarn; GPT-OSS: true): Megatron-Bridge then "
                        "runs RoPE unfused, extra memory-bound passes over q and k"));
+  // Document-masked attention (docs/step-time.md "Document-masked attention").
+  t.push_back(int_key("model.attention_document_tokens",
+                      PPSEARCH_REF(int, model.attention_document_tokens), 0,
+                      "document-masked (block-causal) attention: mean length of the packed "
+                      "documents attention stays within (torchtitan attn_mask_type "
+                      "block_causal); 0 = causal over the whole sequence",
+                      kMaxSeqLength, true));
 
   // ---- [training] ----------------------------------------------------------
   t.push_back(int_key("training.global_batch_size", PPSEARCH_REF(int, training.global_batch_size),

@@ -403,6 +403,8 @@ RunRecord read_row(const std::string& source, const CsvRecord& rec,
   // Sliding-window attention (docs/moe.md "Sliding-window attention"), empty = 0.
   opt_zero("attention_window", kMaxSeqLength, &run.attention_window);
   opt_zero("window_attn_skip_freq", kMaxLayers, &run.window_attn_skip_freq);
+  // Document-masked attention (docs/step-time.md "Document-masked attention"), empty = 0.
+  opt_zero("attention_document_tokens", kMaxSeqLength, &run.attention_document_tokens);
   // MoE host time (docs/moe.md "Host time of a MoE layer"): the keys' names, empty = default.
   run.moe_dispatcher = lower(r.text("moe_dispatcher"));
   if (!run.moe_dispatcher.empty()) {

@@ -105,6 +105,8 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
   // Sliding-window attention (docs/moe.md "Sliding-window attention").
   m.attention_window = run.attention_window;
   m.window_attn_skip_freq = run.window_attn_skip_freq;
+  // Document-masked attention (docs/step-time.md "Document-masked attention").
+  m.attention_document_tokens = run.attention_document_tokens;
   // MoE host time (docs/moe.md "Host time of a MoE layer"): stated values replace the default.
   if (!run.moe_dispatcher.empty()) {
     const auto& names = moe_dispatcher_names();

@@ -20,13 +20,15 @@ inline constexpr double kAttentionQueryTile = 128.0;
 // 1.9-2.0 us on H200 (attention_window.cpp).
 inline constexpr double kWindowedTileOverheadS = 2.1e-6;
 
-// model.attention_window > 0 and at least one layer is windowed.
+// model.attention_window > 0 and at least one layer is windowed, or a document mask
+// (model.attention_document_tokens > 0, cost/document_mask.hpp): the layer correction applies.
 bool has_attention_window(const ModelSpec&);
 // Share of the layers with windowed attention: all of them with model.window_attn_skip_freq = 0,
 // otherwise all but every N-th (N = window_attn_skip_freq).
 double windowed_layer_share(const ModelSpec&);
 // Core-attention work of the average layer relative to full causal attention (items.cpp's
-// s/2 keys per query), in (0, 1]; 1 without a window.
+// s/2 keys per query), in (0, 1]; 1 without a window or document mask. With a document mask
+// every layer computes at most cost/document_mask.hpp's keys per query.
 double attention_work_factor(const ModelSpec&);
 // Removes from a layer costed with full causal attention (items.cpp) the core-attention work the
 // window skips and adds the windowed query tiles' fixed time: forward, backward, and the forward

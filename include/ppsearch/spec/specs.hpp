@@ -80,6 +80,9 @@ struct ModelSpec {
   bool linear_bias = false;  // every linear layer carries a bias
   // YaRN RoPE as its own position-embedding type (docs/moe.md "YaRN RoPE"; GPT-OSS).
   bool yarn_rope = false;  // Megatron-Core position_embedding_type = yarn
+  // Document-masked attention (docs/step-time.md "Document-masked attention"): mean length of
+  // the packed documents within which attention stays (block-causal masks); 0 = plain causal.
+  int attention_document_tokens = 0;
 };
 
 struct TrainingSpec {
