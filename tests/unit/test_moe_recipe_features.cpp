@@ -257,8 +257,9 @@ TEST(RecipeFeatureColumns, ABadCellNamesItsColumnAndLine) {
   const std::size_t row = text.find("\nmb2606-gb200-dsv3-fp8mx,");
   ASSERT_NE(row, std::string::npos);
   const std::size_t eol = text.find('\n', row + 1);
-  ASSERT_EQ(text.substr(eol - 6, 6), ",1,0,1");
-  text.replace(eol - 6, 6, ",1.5,2,1");
+  // The recipe columns, then linear_bias and yarn_rope (empty on this row).
+  ASSERT_EQ(text.substr(eol - 8, 8), ",1,0,1,,");
+  text.replace(eol - 8, 8, ",1.5,2,1,,");
   try {
     parse_runs_csv(text, "runs-moe.csv");
     FAIL() << "accepted";
