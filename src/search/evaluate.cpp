@@ -15,6 +15,7 @@
 #include "ppsearch/schedule/pipeline_schedule.hpp"
 #include "ppsearch/schedule/schedule_order.hpp"
 #include "ppsearch/schedule/sim_cache.hpp"
+#include "ppsearch/spec/pipeline_layout.hpp"
 
 namespace ppsearch {
 
@@ -79,6 +80,9 @@ struct Evaluator::Impl {
   Problem attn_pb;
   ItemCost it_moe;
   std::vector<double> dev_expert;
+  // A fixed pipeline layout (search.pp_layout, docs/memory.md "A fixed pipeline layout"): its
+  // stage bounds, read once; empty = the partitioner decides.
+  std::vector<int> fixed_bounds;
 
   Impl(const Problem& p, EvalOptions o)
       : pb(p),
@@ -90,6 +94,11 @@ struct Evaluator::Impl {
         moe(is_moe(p.model) || is_mla(p.model) || has_attention_window(p.model)),
         n_dense(dense_layer_count(p.model)) {
     if (moe) attn_pb = attention_only_problem(eff);
+    std::string why;  // check() refuses a layout that does not parse
+    if (!p.search.pp_layout.empty() &&
+        !parse_pipeline_layout(p.search.pp_layout, p.model.layers, p.model.mtp_layers,
+                               &fixed_bounds, &why))
+      fixed_bounds.clear();
   }
 
   static Problem stack_costs(const Problem& p) {
@@ -705,7 +714,17 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   double peak = 0;
   int peak_rank = 0;
   std::vector<int>& bounds = I.bounds;
-  if (v == 1) {
+  if (I.fixed_bounds.size() == static_cast<std::size_t>(S) + 1 && !partial) {
+    // A fixed pipeline layout (search.pp_layout): the candidate runs it as given, e.g. the layout
+    // a published run's recipe pins (Megatron-LM --pipeline-model-parallel-layout); its memory is
+    // checked below like any other partition's. check() asks for pp·vpp segments and no partial
+    // recomputation, so every candidate takes it.
+    bounds = I.fixed_bounds;
+    if (!place(bounds, &peak, &peak_rank)) {
+      set_infeasible(&e, Infeasible::kSchedule);
+      return;
+    }
+  } else if (v == 1) {
     // Exact: the memory-aware DP sees each stage's own in-flight count (§1.3). When
     // the time-optimal partition without a memory limit already fits, it is the answer
     // (the DP's optimum has the same value; by definition of the noise-robust choice the

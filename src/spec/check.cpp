@@ -7,6 +7,7 @@
 
 #include "ppsearch/spec/host_keys.hpp"
 #include "ppsearch/spec/keys.hpp"
+#include "ppsearch/spec/pipeline_layout.hpp"
 
 namespace ppsearch {
 namespace {
@@ -133,6 +134,41 @@ void check_search(Checker& c) {
 
 // FP8 (docs/precision.md): the GPU must have FP8 tensor cores, and MXFP8 block scaling needs
 // tensor cores that take it (Blackwell).
+// A fixed pipeline layout (docs/memory.md "A fixed pipeline layout"): Megatron-LM's notation for
+// this model, one pipeline size and one VPP whose product is its segment count, and a schedule
+// that places virtual stage σ on rank σ mod pp (not the V-shaped ZB-V or DualPipe).
+void check_pp_layout(Checker& c) {
+  const SearchSpec& s = c.p.search;
+  if (s.pp_layout.empty()) return;
+  std::vector<int> bounds;
+  std::string why;
+  if (!parse_pipeline_layout(s.pp_layout, c.p.model.layers, c.p.model.mtp_layers, &bounds, &why)) {
+    c.add("search.pp_layout", "a Megatron-LM pipeline layout of this model: " + why);
+    return;
+  }
+  const int segments = static_cast<int>(bounds.size()) - 1;
+  if (s.pp.size() != 1 || s.vpp.size() != 1 ||
+      static_cast<long long>(s.pp[0]) * s.vpp[0] != segments) {
+    c.add("search.pp_layout",
+          "a layout of search.pp x search.vpp segments, with search.pp and "
+          "search.vpp one value each (this layout has " +
+              std::to_string(segments) + ")");
+  }
+  for (int r : s.recompute_num_layers)
+    if (r != 0) {
+      c.add("search.pp_layout",
+            "empty with partial recomputation (search.recompute_num_layers = " +
+                key_value(c.p, "search.recompute_num_layers") +
+                "): the partitioner chooses the recomputed layers together with the split");
+      break;
+    }
+  for (Schedule sc : {Schedule::kZBV, Schedule::kDualPipe})
+    if (contains(s.schedule, sc))
+      c.add("search.pp_layout",
+            "empty with the V-shaped schedules zb-v and dualpipe (search.schedule = " +
+                key_value(c.p, "search.schedule") + ")");
+}
+
 void check_precision(Checker& c) {
   const Problem& p = c.p;
   if (p.training.precision != "fp8") return;
@@ -204,6 +240,7 @@ std::vector<ConfigIssue> check(const Problem& problem) {
   check_model(c);
   check_hardware(c);
   check_search(c);
+  check_pp_layout(c);
   check_precision(c);
   check_moe(c);
   check_host(c);

@@ -603,6 +603,11 @@ std::vector<KeyDef> build_table() {
                            true, "context-parallel degrees"));
   t.push_back(int_list_key("search.vpp", PPSEARCH_REF(std::vector<int>, search.vpp), 1, kMaxVpp,
                            true, "model chunks per pipeline rank (1 = not interleaved)"));
+  // A fixed pipeline layout (docs/memory.md "A fixed pipeline layout"); checked in check.cpp.
+  t.push_back(string_key("search.pp_layout", PPSEARCH_REF(std::string, search.pp_layout),
+                         "fixed pipeline layout in Megatron-LM's --pipeline-model-parallel-layout "
+                         "notation (E embedding, t layer, m MTP module, L loss, one '|' per "
+                         "virtual stage); empty = the partitioner splits the layers"));
   t.push_back(int_list_key("search.mbs", PPSEARCH_REF(std::vector<int>, search.mbs), 1,
                            kMaxGlobalBatch, true, "micro-batch sizes in sequences"));
   t.push_back(enum_list_key(

@@ -14,6 +14,7 @@
 
 #include "ppsearch/spec/host_keys.hpp"
 #include "ppsearch/spec/keys.hpp"
+#include "ppsearch/spec/pipeline_layout.hpp"
 #include "ppsearch/util/error.hpp"
 #include "ppsearch/validate/runs_csv.hpp"
 
@@ -461,6 +462,23 @@ RunRecord read_row(const std::string& source, const CsvRecord& rec,
   }
   if (run.sequence_parallel && *run.sequence_parallel && run.tp == 1) {
     r.issue("sequence_parallel", "off or empty when tp = 1");
+  }
+  // A fixed pipeline layout (docs/memory.md "A fixed pipeline layout"): this row's model, and
+  // pp·vpp segments (an empty vpp is the layout's segments / pp).
+  run.pp_layout = r.text("pp_layout");
+  if (!run.pp_layout.empty()) {
+    std::vector<int> bounds;
+    std::string why;
+    if (!parse_pipeline_layout(run.pp_layout, run.layers, run.mtp_layers, &bounds, &why)) {
+      r.issue("pp_layout",
+              "a Megatron-LM pipeline layout of this row's model (" + why + "), or empty");
+    } else {
+      const int segments = static_cast<int>(bounds.size()) - 1;
+      if (!run.vpp && segments % run.pp == 0) run.vpp = segments / run.pp;
+      if (!run.vpp || 1LL * run.pp * *run.vpp != segments)
+        r.issue("pp_layout",
+                "pp x vpp segments (this layout has " + std::to_string(segments) + "), or empty");
+    }
   }
   return run;
 }

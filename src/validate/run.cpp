@@ -173,6 +173,12 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
   p->search.tp = {run.tp};
   p->search.pp = {run.pp};
   p->search.cp = {run.cp};
+  // The recipe's own pipeline layout (docs/memory.md "A fixed pipeline layout"); the CSV check
+  // gave the row a vpp that matches it.
+  if (!run.pp_layout.empty()) {
+    p->search.pp_layout = run.pp_layout;
+    p->search.vpp = {run.vpp.value_or(1)};
+  }
 
   const std::vector<ConfigIssue> issues = check(*p);
   if (!issues.empty()) {

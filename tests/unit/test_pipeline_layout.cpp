@@ -8,7 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "ppsearch/search/pipeline_layout.hpp"
+#include "../support/builders.hpp"
+#include "ppsearch/search/evaluate.hpp"
+#include "ppsearch/spec/check.hpp"
+#include "ppsearch/spec/pipeline_layout.hpp"
 
 namespace ppsearch {
 namespace {
@@ -98,6 +101,61 @@ TEST(PipelineLayout, MalformedLayoutsAreRefused) {
   parse_error("Et*99999999999L", 4);  // absurd count
   EXPECT_NE(parse_error("Et*3L", 4).find("4"), std::string::npos);
   EXPECT_EQ(pipeline_layout_stages("E(t|"), 0);
+}
+
+// search.pp_layout: the evaluator runs the given split, and it is a real choice (a lopsided
+// layout is slower, and one that overloads a rank does not fit).
+TEST(PipelineLayout, EvaluatorRunsTheFixedLayout) {
+  Problem p = test::llama70b_h200();
+  p.search.pp = {4};
+  p.search.vpp = {1};
+  const Candidate c =
+      test::make_candidate(p, 4, 4, 8, 1, Schedule::k1F1B, Recompute::kSelective, 1, 1);
+  const Evaluation free = evaluate(p, c);
+  ASSERT_TRUE(free.feasible);
+  p.search.pp_layout = "Et*19|t*21|t*21|t*19L";
+  ASSERT_TRUE(check(p).empty());
+  const Evaluation fixed = evaluate(p, c);
+  ASSERT_TRUE(fixed.feasible);
+  ASSERT_EQ(fixed.stages.size(), 4u);
+  const int first[] = {0, 20, 41, 62}, last[] = {19, 40, 61, 81};
+  for (int s = 0; s < 4; ++s) {
+    EXPECT_EQ(fixed.stages[s].first_layer, first[s]) << s;
+    EXPECT_EQ(fixed.stages[s].last_layer, last[s]) << s;
+  }
+  // Lopsided: 35 layers on the last stage. Slower than the partitioner's choice.
+  p.search.pp_layout = "Et*15|t*15|t*15|t*35L";
+  const Evaluation lop = evaluate(p, c);
+  ASSERT_TRUE(lop.feasible);
+  EXPECT_GT(lop.iteration_time_s, free.iteration_time_s * 1.2);
+  // Every layer but three on the first stage: it cannot fit in 141 GB.
+  p.search.pp_layout = "Et*77|t|t|tL";
+  const Evaluation heavy = evaluate(p, c);
+  EXPECT_FALSE(heavy.feasible);
+  EXPECT_EQ(heavy.reason, Infeasible::kMemory);
+}
+
+TEST(PipelineLayout, CheckRefusesLayoutsThatCannotApply) {
+  Problem p = test::llama70b_h200();
+  p.search.pp_layout = "Et*40|t*40L";
+  EXPECT_FALSE(check(p).empty());  // search.pp not fixed
+  p.search.pp = {2};
+  p.search.vpp = {1};
+  EXPECT_TRUE(check(p).empty());
+  p.search.vpp = {2};
+  EXPECT_FALSE(check(p).empty());  // 2 segments, pp × vpp = 4
+  p.search.vpp = {1};
+  p.search.schedule = {Schedule::kZBV};
+  EXPECT_FALSE(check(p).empty());
+  p.search.schedule = {Schedule::k1F1B};
+  p.search.recompute_num_layers = {-1};
+  EXPECT_FALSE(check(p).empty());
+  p.search.recompute_num_layers = {0};
+  p.search.pp_layout = "Et*40|t*39L";  // 79 layers
+  const std::vector<ConfigIssue> issues = check(p);
+  ASSERT_EQ(issues.size(), 1u);
+  EXPECT_NE(issues[0].message().find("search.pp_layout"), std::string::npos);
+  EXPECT_NE(issues[0].message().find("80"), std::string::npos);
 }
 
 }  // namespace

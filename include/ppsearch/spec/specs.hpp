@@ -252,6 +252,9 @@ struct SearchSpec {
   // FSDP (ZeRO-2/3) together with pipeline parallelism, as torchtitan runs it (docs/moe.md
   // "FSDP with TP and PP"); off = the rule zero23_needs_pp1 (Megatron, DeepSpeed).
   bool fsdp_with_pp = false;
+  // A fixed pipeline layout in Megatron-LM's notation (docs/memory.md "A fixed pipeline layout"):
+  // when set, the candidates use it instead of the partitioner; "" = the partitioner decides.
+  std::string pp_layout;
 };
 
 struct Problem {

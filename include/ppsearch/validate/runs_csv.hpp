@@ -81,7 +81,9 @@ inline constexpr std::array<const char*, 29> kRunsColumns = {
 ///        Multi-token prediction: `mtp_layers`, the model.mtp_layers key (empty = 0).
 ///        Document-masked attention: `attention_document_tokens`, the
 ///        model.attention_document_tokens key (empty = 0).
-inline constexpr std::array<const char*, 32> kRunsOptionalColumns = {
+///        A fixed pipeline layout: `pp_layout`, the search.pp_layout key in Megatron-LM's
+///        notation, pp·vpp segments (vpp empty: taken from the layout); empty = partitioned.
+inline constexpr std::array<const char*, 33> kRunsOptionalColumns = {
     "measured_peak_memory_gb",
     "memory_metric",
     "memory_derivation",
@@ -126,6 +128,9 @@ inline constexpr std::array<const char*, 32> kRunsOptionalColumns = {
     // Document-masked attention (docs/step-time.md "Document-masked attention"):
     // model.attention_document_tokens, empty = 0 (causal over the whole sequence).
     "attention_document_tokens",
+    // A fixed pipeline layout (docs/memory.md "A fixed pipeline layout"): search.pp_layout in
+    // Megatron-LM's notation, the recipe's own split; empty = the partitioner decides.
+    "pp_layout",
 };
 
 /// \brief One checked row of a runs CSV. Integers that the source does not state are
@@ -187,6 +192,9 @@ struct RunRecord {
   bool yarn_rope = false;
   // Document-masked attention (docs/step-time.md): model.attention_document_tokens, empty = 0.
   int attention_document_tokens = 0;
+  // A fixed pipeline layout (docs/memory.md "A fixed pipeline layout"): search.pp_layout, with
+  // pp·vpp segments for this row's model; empty = the partitioner decides.
+  std::string pp_layout;
 };
 
 /// \brief Parses and checks a whole runs CSV. Checks the header (every schema column of
