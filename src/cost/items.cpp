@@ -82,6 +82,18 @@ double recompute_flops_per_step(const ModelSpec& m, int global_batch, Recompute 
         for (int i = 1; i < n; i += 2) per_token += 2 * mm[i].k * mm[i].n;
         return double(global_batch) * d.s * m.layers * per_token;
       }
+      if (how == SelectiveRecompute::kMlaUpProj) {
+        // Megatron-Core recompute_modules = [mla_up_proj] (multi_latent_attention.py): the q and
+        // kv up projections of an MLA layer run again (q's only with a q LoRA rank); nothing on
+        // other models.
+        if (m.mla_kv_lora_rank <= 0) return 0.0;
+        const double a = m.attention_heads;
+        const double qk = m.mla_qk_nope_head_dim + m.mla_qk_rope_head_dim;
+        const double up =
+            double(std::max(0, m.mla_q_lora_rank)) * a * qk +
+            double(m.mla_kv_lora_rank) * a * (m.mla_qk_nope_head_dim + m.mla_v_head_dim);
+        return double(global_batch) * d.s * m.layers * 2.0 * up;
+      }
       return double(global_batch) * d.s * m.layers * core_flops(d, d.s);
     case Recompute::kFull:
       return double(global_batch) * d.s * m.layers *
@@ -364,9 +376,11 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
                                       : gemm_time(m, mm[i].n / t, mm[i].k, gpu, lp);
         }
         bwd_compute += ew_fwd;
-      } else {
+      } else if (pb.training.selective_recompute == SelectiveRecompute::kCoreAttention) {
         bwd_compute += att_fwd;
       }
+      // kMlaUpProj (Megatron-Core recompute_modules = [mla_up_proj]) keeps the core attention:
+      // only MLA's up projections run again, costed by apply_mla (moe.cpp).
     }
     L.fwd_s = fwd_compute + tp_fwd + cp_fwd;
     L.bwd_s = bwd_compute + bwd_comm;
@@ -424,7 +438,8 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
         kept += row_parallel ? mm[i].n / tsp : mm[i].n / t;
       }
       act = kBf16 * m * kept + a_lse;
-    } else if (c.recompute == Recompute::kSelective) {
+    } else if (c.recompute == Recompute::kSelective &&
+               pb.training.selective_recompute == SelectiveRecompute::kCoreAttention) {
       act = a_none - a_lse;  // core attention recomputed: its softmax statistics are not kept
     } else if (c.recompute == Recompute::kFull) {
       act = kBf16 * m * d.h / tsp;  // layer input only (Korthikanti Table 2)

@@ -129,8 +129,11 @@ void apply_mla(const Problem& pb, const Candidate& c, ItemCost* L) {
   // --recompute-modules mla_up_proj, which the Megatron-Bridge DeepSeek-V3 recipes use,
   // scripts/performance/configs/deepseek/deepseek_workload_base_configs.py): Q, K and V are not
   // kept, the q and kv up GEMMs run again before the backward (docs/moe.md "Recomputation").
+  // training.selective_recompute = mla-up-proj recomputes these alone (the recipes'
+  // recompute_modules = ["mla_up_proj"], Megatron-Bridge deepseek_workload_base_configs.py).
   if (c.recompute == Recompute::kSelective &&
-      pb.training.selective_recompute == SelectiveRecompute::kCoreAttention) {
+      (pb.training.selective_recompute == SelectiveRecompute::kCoreAttention ||
+       pb.training.selective_recompute == SelectiveRecompute::kMlaUpProj)) {
     const double hq = a * m.head_dim, hkv = double(m.kv_heads) * m.head_dim;
     L->act_bytes = std::max(
         0.0, L->act_bytes - kBf16 * tokens * (hq + 2 * hkv) / t * pb.gpu.activation_overhead);

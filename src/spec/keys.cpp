@@ -360,13 +360,15 @@ std::vector<KeyDef> build_table() {
                        "cross entropy computed in place on the bf16 logits (no fp32 logits copy, "
                        "e.g. Transformer Engine's parallel cross entropy); docs/memory.md"));
   t.push_back(enum_key(
-      "training.selective_recompute", {"core-attention", "per-op"},
+      "training.selective_recompute", {"core-attention", "per-op", "mla-up-proj"},
       [](const Problem& p) { return static_cast<int>(p.training.selective_recompute); },
       [](Problem& p, int v) {
         p.training.selective_recompute = static_cast<SelectiveRecompute>(v);
       },
       "what recompute = selective recomputes: core-attention (Megatron-LM, Korthikanti et al.) or "
-      "per-op (torchtitan: keeps every other matmul output and attention); docs/memory.md"));
+      "per-op (torchtitan: keeps every other matmul output and attention); docs/memory.md; "
+      "mla-up-proj (MLA models: only the q/kv up projections, Megatron-Core recompute_modules "
+      "mla_up_proj; docs/moe.md \"Recomputation\")"));
   {
     KeyDef tokens = within(
         float_key("training.tokens", PPSEARCH_REF(double, training.tokens), kNoUnit, 0, false,

@@ -423,6 +423,12 @@ RunRecord read_row(const std::string& source, const CsvRecord& rec,
     run.fp8_attention = *v == 1;
   if (auto v = r.integer("moe_fused_grouped_mlp", 0, 1, true, "0 or 1, or empty (default)"))
     run.moe_fused_grouped_mlp = *v == 1;
+  // Selective recomputation's flavour (docs/moe.md "Recomputation"), empty = the key's default.
+  run.selective_recompute = lower(r.text("selective_recompute"));
+  if (!run.selective_recompute.empty() && run.selective_recompute != "core-attention" &&
+      run.selective_recompute != "per-op" && run.selective_recompute != "mla-up-proj")
+    r.issue("selective_recompute",
+            "core-attention, per-op or mla-up-proj, or empty (training.selective_recompute)");
 
   // Cross-column rules, only when the columns they use are valid.
   if (issues->size() != before) return run;

@@ -79,7 +79,7 @@ inline constexpr std::array<const char*, 29> kRunsColumns = {
 ///        allgather or flex) and `cuda_graph_scope` ('+'-joined scopes or none); empty = the
 ///        key's default.
 ///        Multi-token prediction: `mtp_layers`, the model.mtp_layers key (empty = 0).
-inline constexpr std::array<const char*, 29> kRunsOptionalColumns = {
+inline constexpr std::array<const char*, 30> kRunsOptionalColumns = {
     "measured_peak_memory_gb",
     "memory_metric",
     "memory_derivation",
@@ -117,6 +117,9 @@ inline constexpr std::array<const char*, 29> kRunsOptionalColumns = {
     "moe_a2a_overlap",
     "fp8_attention",
     "moe_fused_grouped_mlp",
+    // Selective recomputation's flavour (docs/moe.md "Recomputation"): training.selective_recompute
+    // (core-attention, per-op or mla-up-proj); empty = the key's default (per-op for torchtitan).
+    "selective_recompute",
 };
 
 /// \brief One checked row of a runs CSV. Integers that the source does not state are
@@ -172,6 +175,8 @@ struct RunRecord {
   // same names; empty = the key's default (or --set) value.
   std::optional<double> moe_a2a_overlap;
   std::optional<bool> fp8_attention, moe_fused_grouped_mlp;
+  // training.selective_recompute as the row states it ("" = not stated: the key's default).
+  std::string selective_recompute;
 };
 
 /// \brief Parses and checks a whole runs CSV. Checks the header (every schema column of
