@@ -274,10 +274,11 @@ MoeItems moe_items(const Problem& pb, const Candidate& c, const Links& links,
   const bool fp32_grads = tr.grad_reduce_in_fp32;
   const double edp = expert_dp(c);
   const bool bf16_state = tr.optimizer_state_dtype == "bf16";  // docs/memory.md
+  const bool bf16_moments = tr.optimizer_state_dtype == "bf16-moments";
   const StaticSplit dense_bpp =
-      static_bytes_per_param(c.zero, dr, fp32_grads, bf16_state, tr.fsdp_fp32_params);
-  const StaticSplit expert_bpp =
-      static_bytes_per_param(c.zero, edp, fp32_grads, bf16_state, tr.fsdp_fp32_params);
+      static_bytes_per_param(c.zero, dr, fp32_grads, bf16_state, tr.fsdp_fp32_params, bf16_moments);
+  const StaticSplit expert_bpp = static_bytes_per_param(c.zero, edp, fp32_grads, bf16_state,
+                                                        tr.fsdp_fp32_params, bf16_moments);
   MoeItems out;
   out.dense_layer = dense_layer;
   if (is_mla(m)) {

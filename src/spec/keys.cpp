@@ -677,8 +677,11 @@ std::vector<KeyDef> build_table() {
   t.push_back(string_key("training.optimizer_state_dtype",
                          PPSEARCH_REF(std::string, training.optimizer_state_dtype),
                          "dtype of the optimizer's main weights and Adam moments: fp32, or bf16 "
-                         "(Apex DistributedFusedAdam dtype=bf16); default from training.stack",
-                         {"fp32", "bf16"}));
+                         "(Apex DistributedFusedAdam dtype=bf16); default from training.stack; "
+                         "bf16-moments: fp32 main weights, bf16 moments (Megatron-Core "
+                         "--use-precision-aware-optimizer --exp-avg-dtype bf16 "
+                         "--exp-avg-sq-dtype bf16)",
+                         {"fp32", "bf16", "bf16-moments"}));
   t.push_back(bool_key("training.fsdp_fp32_params", PPSEARCH_REF(bool, training.fsdp_fp32_params),
                        "under ZeRO-2/3 the sharded parameters and gradients are fp32 and are the "
                        "main weights (PyTorch FSDP mixed precision); default from training.stack"));

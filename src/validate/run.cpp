@@ -134,6 +134,10 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
     p->training.selective_recompute = SelectiveRecompute::kPerOp;
   if (run.selective_recompute == "mla-up-proj")
     p->training.selective_recompute = SelectiveRecompute::kMlaUpProj;
+  // A stated optimizer state dtype (docs/memory.md "Optimizer state"), e.g. the precision-aware
+  // optimizer with bf16 moments of the Megatron-Bridge DeepSeek-V3 recipes.
+  if (!run.optimizer_state_dtype.empty())
+    p->training.optimizer_state_dtype = run.optimizer_state_dtype;
   // fp16 runs keep 16-bit main gradients: Megatron-LM sets accumulate_allreduce_grads_in_fp32
   // only for bf16 (megatron/training/arguments.py), so an fp16 run reduces in fp16
   // (docs/memory.md "Static memory").

@@ -147,9 +147,9 @@ TEST(MlaUpProjColumn, ABadCellNamesItsColumnAndLine) {
   const std::size_t row = text.find("\nmb2602-gb200-dsv3-fp8mx,");
   ASSERT_NE(row, std::string::npos);
   const std::size_t eol = text.find('\n', row + 1);
-  const std::string cell = ",mla-up-proj";
+  const std::string cell = ",mla-up-proj,bf16-moments";
   ASSERT_EQ(text.substr(eol - cell.size(), cell.size()), cell);
-  text.replace(eol - cell.size(), cell.size(), ",mla_up_proj");
+  text.replace(eol - cell.size(), cell.size(), ",mla_up_proj,bf16-moments");
   try {
     parse_runs_csv(text, "runs-moe.csv");
     FAIL() << "accepted";

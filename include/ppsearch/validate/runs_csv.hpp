@@ -79,7 +79,7 @@ inline constexpr std::array<const char*, 29> kRunsColumns = {
 ///        allgather or flex) and `cuda_graph_scope` ('+'-joined scopes or none); empty = the
 ///        key's default.
 ///        Multi-token prediction: `mtp_layers`, the model.mtp_layers key (empty = 0).
-inline constexpr std::array<const char*, 30> kRunsOptionalColumns = {
+inline constexpr std::array<const char*, 31> kRunsOptionalColumns = {
     "measured_peak_memory_gb",
     "memory_metric",
     "memory_derivation",
@@ -120,6 +120,9 @@ inline constexpr std::array<const char*, 30> kRunsOptionalColumns = {
     // Selective recomputation's flavour (docs/moe.md "Recomputation"): training.selective_recompute
     // (core-attention, per-op or mla-up-proj); empty = the key's default (per-op for torchtitan).
     "selective_recompute",
+    // The optimizer's state dtype (docs/memory.md "Optimizer state"):
+    // training.optimizer_state_dtype (fp32, bf16 or bf16-moments); empty = the stack's value.
+    "optimizer_state_dtype",
 };
 
 /// \brief One checked row of a runs CSV. Integers that the source does not state are
@@ -177,6 +180,8 @@ struct RunRecord {
   std::optional<bool> fp8_attention, moe_fused_grouped_mlp;
   // training.selective_recompute as the row states it ("" = not stated: the key's default).
   std::string selective_recompute;
+  // training.optimizer_state_dtype as the row states it ("" = not stated: the stack's value).
+  std::string optimizer_state_dtype;
 };
 
 /// \brief Parses and checks a whole runs CSV. Checks the header (every schema column of
