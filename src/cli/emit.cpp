@@ -17,24 +17,32 @@ namespace ppsearch {
 
 namespace {
 
-std::string stage_segment(int first, int last, int layers) {
+std::string stage_segment(int first, int last, int layers, int mtp) {
   std::string s;
   if (first == 0) s += "E";
   const int lo = std::max(first, 1), hi = std::min(last, layers);
   const int n = hi >= lo ? hi - lo + 1 : 0;
   if (n == 1) s += "t";
   if (n > 1) s += "t*" + std::to_string(n);
-  if (last == layers + 1) s += "L";
+  if (last == layers + 1) {
+    // Multi-token prediction sits on the last stage, after the decoder layers and before the
+    // loss (Megatron-LM d98e8a64 pipeline_parallel_layer_layout.py: 'm' is an MTP layer, all of
+    // them in one virtual stage, no decoder layer after them; "m*n" unrolls to n of them).
+    if (mtp == 1) s += "m";
+    if (mtp > 1) s += "m*" + std::to_string(mtp);
+    s += "L";
+  }
   return s;
 }
 
 }  // namespace
 
-std::string megatron_layout(const std::vector<std::pair<int, int>>& stages, int layers) {
+std::string megatron_layout(const std::vector<std::pair<int, int>>& stages, int layers,
+                            int mtp_layers) {
   std::string out;
   for (std::size_t i = 0; i < stages.size(); ++i) {
     if (i) out += "|";
-    out += stage_segment(stages[i].first, stages[i].second, layers);
+    out += stage_segment(stages[i].first, stages[i].second, layers, mtp_layers);
   }
   return out;
 }
@@ -276,10 +284,10 @@ void megatron_moe_flags(Builder& b, const ModelSpec& m, const TrainingSpec& t, c
     if (is_moe(m)) modules += " moe_act";
     b.flag("--recompute-modules", modules);
   }
-  if (m.mtp_layers > 0)  // multi-token prediction (docs/moe.md "MTP")
-    b.approx("model.mtp_layers = " + std::to_string(m.mtp_layers) +
-             " is costed on the last stage: add --mtp-num-layers (and 'm' before 'L' in a "
-             "--pipeline-model-parallel-layout)");
+  // Multi-token prediction (docs/moe.md "MTP"), costed on the last pipeline stage, which is where
+  // Megatron-Core builds it without a layout (multi_token_prediction.py mtp_on_this_rank: "all
+  // of MTP layers on the last pipeline stage"); a layout carries it as 'm' (megatron_layout).
+  if (m.mtp_layers > 0) b.flag("--mtp-num-layers", m.mtp_layers);
 }
 
 LaunchConfig megatron(const Problem& p, const ResultRow& r,
@@ -337,7 +345,8 @@ LaunchConfig megatron(const Problem& p, const ResultRow& r,
       if (st.empty()) b.comment("partition not given: Megatron's even split is assumed");
     } else {
       // Any partition, interleaved or not; Megatron derives the vpp size from it.
-      b.flag("--pipeline-model-parallel-layout", "\"" + megatron_layout(st, m.layers) + "\"");
+      b.flag("--pipeline-model-parallel-layout",
+             "\"" + megatron_layout(st, m.layers, m.mtp_layers) + "\"");
     }
   }
   b.flag("--micro-batch-size", r.mbs);
@@ -428,16 +437,16 @@ LaunchConfig nemo(const Problem& p, const ResultRow& r, const std::vector<std::p
   b.flag("model.virtual_pipeline_model_parallel_size",
          r.vpp > 1 ? std::to_string(r.vpp) : std::string("null"));
   if (pipelined(r) && !even_split(st, m.layers, r.pp * r.vpp))
-    b.flag("model.pipeline_model_parallel_layout", "\"" + megatron_layout(st, m.layers) + "\"");
+    b.flag("model.pipeline_model_parallel_layout",
+           "\"" + megatron_layout(st, m.layers, m.mtp_layers) + "\"");
   b.flag("model.context_parallel_size", std::to_string(r.cp));
   if (is_moe(m)) {  // mixture of experts (docs/moe.md): the model's MoE settings are its recipe's
     b.flag("model.expert_model_parallel_size", std::to_string(std::max(1, r.ep)));
     b.flag("model.expert_tensor_parallel_size", std::to_string(std::max(1, r.etp)));
   }
-  if (m.mtp_layers > 0)  // multi-token prediction (docs/moe.md "MTP")
-    b.approx("model.mtp_layers = " + std::to_string(m.mtp_layers) +
-             " is costed on the last stage: set model.mtp_num_layers (and 'mtp' before 'loss' in "
-             "a model.pipeline_model_parallel_layout)");
+  // Multi-token prediction (docs/moe.md "MTP"): Megatron-Bridge passes the model provider's
+  // mtp_num_layers to Megatron-Core, which places it as megatron() does.
+  if (m.mtp_layers > 0) b.flag("model.mtp_num_layers", std::to_string(m.mtp_layers));
   b.flag("model.sequence_parallel", tf(r.sequence_parallel && r.tp > 1));
   switch (recompute_of(r)) {
     case Recompute::kNone:

@@ -156,4 +156,35 @@ HostOps moe_layer_host_time(const Problem& pb, const Candidate& c) {
 
 double pass_time_with_host(double gpu_s, double host_s) { return std::max(gpu_s, host_s); }
 
+// Serial host time under the all-to-all dispatcher (docs/moe.md "Serial host time under the
+// all-to-all dispatcher").
+//  * What the code does (M token_dispatcher.py, MoEAlltoAllTokenDispatcher): preprocess()
+//    all-gathers the token counts over the TP×EP group (gather_from_sequence_parallel_region),
+//    _maybe_dtoh_and_synchronize makes the host-copy stream wait for the compute stream
+//    (cuda_dtoh_stream.wait_stream(current_stream)) and the host then blocks on
+//    d2h_event.synchronize() at cuda_sync_point "before_ep_alltoall". Each layer's forward thus
+//    empties the GPU queue and waits for the slowest rank of the EP group to reach the same
+//    layer; the input / output split sizes of both all-to-alls (forward and backward), of the
+//    chunk sort and of the grouped GEMM are host integers taken at that point.
+//  * What the composition is: max(GPU, host) (pass_time_with_host) assumes that, after the wait,
+//    the host's launches overlap the GPU's execution of what it launched before. The runs made
+//    with this dispatcher do not show that overlap: on every row of
+//    tests/validation/runs-moe.csv with moe_dispatcher = alltoall and no EP overlap, the measured
+//    step exceeds the GPU-only prediction by at least 0.6 times the counted host time per MoE
+//    layer and micro-batch (0.96 to 1.8 times on the DeepSeek-V3 and Qwen3 rows, 0.6 to 2.4 on
+//    the GB200 / GB300 / H100 GPT-OSS rows), also where the GPU time is the larger (DGX B300
+//    Qwen3-235B at MBS 2: GPU 13.0 ms, host 3.8 ms, measured excess 3.6 ms; the same model at
+//    MBS 1 on DGX B200: 6.7, 3.8, 4.2 ms), where max() adds nothing. The excess
+//    grows with the host time, not with the tokens (MBS 1 and 2 above), which is what a
+//    serial composition gives and a larger per-operation time under max() does not (it would
+//    need 2.9 times the counted host time at MBS 1 and 4.4 times at MBS 2). The flex (HybridEP)
+//    rows, which synchronise too, show less and no common figure (0.2 to 0.9 times on the DGX
+//    B200 / B300 DeepSeek-V3 and Qwen3 rows, -0.6 on the H100 Qwen3-30B EP 16 rows, -0.6 to 0.4
+//    on GB200 / GB300), so they keep max(). The composition is a structural choice read from the
+//    rows (no constant is fitted); the split = fit rows alone show the same (docs/moe.md).
+double moe_pass_time(MoeDispatcher d, double gpu_s, double host_s) {
+  if (d == MoeDispatcher::kAllToAll) return gpu_s + host_s;
+  return pass_time_with_host(gpu_s, host_s);
+}
+
 }  // namespace ppsearch

@@ -102,6 +102,14 @@ double recompute_flops_per_step(const ModelSpec& m, int global_batch, Recompute 
   return 0.0;
 }
 
+// The FC2 GEMMs a pruned full-recompute replay skips (training.recompute_skip_fc2,
+// docs/step-time.md "torch.compile (torchtitan)"): [tokens × F]·[F × h] per layer, 2·F·h FLOPs a
+// token; chain_costs drops the same GEMM from the replay's time, so HFU must not count it either.
+double skipped_fc2_flops_per_step(const ModelSpec& m, int global_batch) {
+  const Dims d = dims_of(m);
+  return double(global_batch) * d.s * m.layers * 2.0 * d.F * d.h;
+}
+
 // Static bytes per parameter (docs/memory.md "Static memory"; docs/algorithms.md §4.1). bf16
 // weights; main gradients in fp32 (4 B) or bf16 (2 B); Adam keeps an fp32 main copy of the
 // weights and fp32 m and v (12 B). With 16-bit main gradients the optimizer casts them to an

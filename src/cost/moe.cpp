@@ -451,12 +451,15 @@ MoeItems moe_items(const Problem& pb, const Candidate& c, const Links& links,
   L.ep_total_s = ep_fwd_all + ep_bwd_all + (full ? ep_fwd_all : 0.0);
   // Host time per micro-batch (host_overhead.cpp, docs/moe.md "Host time of a MoE layer"): the
   // dispatcher's host synchronisation lets the host run at most one layer ahead, so each pass
-  // of the layer takes max(GPU time, host time); the excess is idle GPU, not compute.
+  // of the layer takes max(GPU time, host time), or GPU + host time under the all-to-all
+  // dispatcher (moe_pass_time, "Serial host time under the all-to-all dispatcher"); the excess
+  // is idle GPU, not compute.
   {
     const HostOps host = moe_layer_host_time(pb, c);
     const double gpu_bwd = L.bwd_s + L.wgt_s;
-    L.fwd_s = pass_time_with_host(L.fwd_s, host.fwd);
-    L.bwd_s += pass_time_with_host(gpu_bwd, host.bwd) - gpu_bwd;
+    const auto disp = static_cast<MoeDispatcher>(tr.moe_dispatcher);
+    L.fwd_s = moe_pass_time(disp, L.fwd_s, host.fwd);
+    L.bwd_s += moe_pass_time(disp, gpu_bwd, host.bwd) - gpu_bwd;
   }
 
   // ---- Parameters and static memory -----------------------------------------------------------

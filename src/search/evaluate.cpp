@@ -944,7 +944,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     for (int x : I.stage_recomputed) r += x;
     recomputed_share = double(r) / pb.model.layers;
   }
-  const double f_hw =
+  double f_hw =
       f_model +
       recomputed_share * (I.moe && c.recompute == Recompute::kFull
                               ? moe_full_recompute_flops_per_step(pb.model, c.global_batch_size)
@@ -953,6 +953,9 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       (partial ? 0.0  // the MTP blocks are not among the partially recomputed layers
                : mtp_recompute_flops_per_step(pb.model, c.global_batch_size, c.recompute,
                                               pb.training.selective_recompute, I.moe));
+  // A pruned replay (training.recompute_skip_fc2) does not run FC2 again (items.cpp).
+  if (!I.moe && c.recompute == Recompute::kFull && pb.training.recompute_skip_fc2)
+    f_hw -= recomputed_share * skipped_fc2_flops_per_step(pb.model, c.global_batch_size);
   e.feasible = true;
   e.reason = Infeasible::kNone;
   e.iteration_time_s = t_iter;

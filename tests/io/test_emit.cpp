@@ -235,6 +235,38 @@ TEST(Emit, TpCommOverlapOnlyWhenModelled) {
   }
 }
 
+// Multi-token prediction: the flag that builds the modules ppsearch costed on the last stage, and
+// in a layout the 'm' before the loss (Megatron-LM pipeline_parallel_layer_layout.py).
+TEST(Emit, MtpModulesAreLaunched) {
+  LoadRequest req;
+  req.model = "deepseek-v3";
+  req.sets = {"search.gpus=256"};
+  const Problem p = load_problem(req);
+  ASSERT_EQ(p.model.mtp_layers, 1);
+  const int L = p.model.layers;
+  auto r = row(1, 4, 1, 64, 1, 1, Schedule::k1F1B, Recompute::kNone, 0, 1);
+  r.ep = 32;
+  r.etp = 1;
+  // An uneven split: the last stage, which also holds the MTP module, gets fewer layers.
+  const std::vector<std::pair<int, int>> st = {{0, 16}, {17, 32}, {33, 48}, {49, L + 1}};
+  const LaunchConfig meg = emit_launch_config(LaunchFormat::kMegatron, p, r, st);
+  ASSERT_TRUE(meg.runnable) << meg.text;
+  EXPECT_NE(meg.text.find("--mtp-num-layers 1"), std::string::npos) << meg.text;
+  EXPECT_NE(meg.text.find("--pipeline-model-parallel-layout \"Et*16|t*16|t*16|t*" +
+                          std::to_string(L - 48) + "mL\""),
+            std::string::npos)
+      << meg.text;
+  const LaunchConfig nemo = emit_launch_config(LaunchFormat::kNemo, p, r, st);
+  EXPECT_NE(nemo.text.find("model.mtp_num_layers=1"), std::string::npos) << nemo.text;
+  EXPECT_NE(nemo.text.find("mL\""), std::string::npos) << nemo.text;
+  for (LaunchFormat f : {LaunchFormat::kMegatron, LaunchFormat::kNemo})
+    for (const std::string& n : emit_launch_config(f, p, r, st).names)
+      EXPECT_TRUE(pinned_for(f).count(n)) << to_string(f) << ": " << n;
+  // Two modules unroll as "m*2"; a dense model's layout has none.
+  EXPECT_EQ(megatron_layout({{0, 2}, {3, 5}}, 4, 2), "Et*2|t*2m*2L");
+  EXPECT_EQ(megatron_layout({{0, 2}, {3, 5}}, 4), "Et*2|t*2L");
+}
+
 TEST(Emit, FormatNames) {
   LaunchFormat f;
   EXPECT_TRUE(parse_launch_format("torchtitan", &f));

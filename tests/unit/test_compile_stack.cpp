@@ -7,6 +7,7 @@
 #include "ppsearch/cost/comm.hpp"
 #include "ppsearch/cost/gemm.hpp"
 #include "ppsearch/cost/items.hpp"
+#include "ppsearch/search/evaluate.hpp"
 #include "ppsearch/spec/stacks.hpp"
 
 namespace ppsearch {
@@ -112,6 +113,28 @@ TEST(CompileStack, FullRecomputeSkipsFc2AndItsReduceScatter) {
   Candidate none = L.c;
   none.recompute = Recompute::kNone;
   EXPECT_DOUBLE_EQ(layer_of(L, eager, none).bwd_s, layer_of(L, compiled, none).bwd_s);
+}
+
+// HFU counts the FLOPs that run: the pruned replay skips FC2, so its recompute FLOPs are those of
+// full recomputation less one FC2 GEMM per layer and token (closed form 2·F·h).
+TEST(CompileStack, HfuDoesNotCountTheSkippedFc2) {
+  Layer L = layer_setup(Recompute::kFull);
+  Problem eager = L.p, compiled = L.p;
+  eager.training.recompute_skip_fc2 = false;
+  compiled.training.recompute_skip_fc2 = true;
+  // TP 4 × PP 4 (the layer setup's PP 1 does not fit 70B in memory).
+  const Candidate c = make_candidate(L.p, 4, 4, 2, 1, Schedule::k1F1B, Recompute::kFull, 1, 1);
+  const Evaluation a = evaluate(eager, c), b = evaluate(compiled, c);
+  ASSERT_TRUE(a.feasible && b.feasible);
+  const double denom = double(c.gpus) * L.p.gpu.peak_flop_per_s;
+  const double hw_a = a.hfu * a.iteration_time_s * denom, hw_b = b.hfu * b.iteration_time_s * denom;
+  const double model_a = a.mfu * a.iteration_time_s * denom;
+  const double skipped =
+      double(L.c.global_batch_size) * L.p.model.seq_length * L.p.model.layers * 2.0 * L.F * L.h;
+  EXPECT_NEAR(hw_a - hw_b, skipped, 1e-9 * hw_a);
+  EXPECT_NEAR(skipped_fc2_flops_per_step(L.p.model, c.global_batch_size), skipped, 1e-9 * skipped);
+  EXPECT_NEAR(b.mfu * b.iteration_time_s * denom, model_a, 1e-9 * model_a);  // MFU unchanged
+  EXPECT_GT(hw_b, model_a);  // the rest of the replay still counts
 }
 
 TEST(CompileStack, DtensorBackwardCollectivesAreExposed) {

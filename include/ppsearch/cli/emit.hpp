@@ -16,8 +16,10 @@ namespace ppsearch {
 
 // Megatron-LM --pipeline-model-parallel-layout for a partition given as
 // (first_layer, last_layer) per virtual stage in virtual-stage order; items are
-// 0 = embedding, 1..L = layers, L+1 = head + loss. E.g. "Et*10|t*10|t*9L".
-std::string megatron_layout(const std::vector<std::pair<int, int>>& stages, int layers);
+// 0 = embedding, 1..L = layers, L+1 = head + loss. E.g. "Et*10|t*10|t*9L"; with
+// mtp_layers = n the last stage also carries the n MTP layers before the loss ("t*9mL").
+std::string megatron_layout(const std::vector<std::pair<int, int>>& stages, int layers,
+                            int mtp_layers = 0);
 
 // "--decoder-first-pipeline-num-layers A --decoder-last-pipeline-num-layers B" when the
 // middle stages are equal and VPP = 1 (the flags Megatron offers for that case); else "".

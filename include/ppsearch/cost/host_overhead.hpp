@@ -11,7 +11,8 @@
 // Megatron-Core dispatcher copies the token counts per expert to the host once per MoE layer in
 // the forward (the grouped GEMM's per-expert split sizes are host integers), and that
 // synchronisation drains the GPU queue: the host cannot run more than one layer ahead, so per
-// layer and pass the layer takes max(GPU time, host time).
+// layer and pass the layer takes max(GPU time, host time), or GPU + host time under the
+// all-to-all dispatcher (moe_pass_time).
 #pragma once
 
 #include "ppsearch/search/candidate.hpp"
@@ -56,5 +57,11 @@ HostOps moe_layer_host_time(const Problem&, const Candidate&);
 
 // One pass of a layer whose host time is host_s and GPU time gpu_s: max(gpu_s, host_s).
 double pass_time_with_host(double gpu_s, double host_s);
+
+// One pass of a MoE layer under dispatcher d (docs/moe.md "Serial host time under the all-to-all
+// dispatcher"): with the all-to-all dispatcher the host time adds to the GPU time
+// (gpu_s + host_s); with the all-gather and flex dispatchers the two overlap
+// (pass_time_with_host).
+double moe_pass_time(MoeDispatcher d, double gpu_s, double host_s);
 
 }  // namespace ppsearch

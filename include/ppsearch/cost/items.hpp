@@ -63,6 +63,9 @@ struct ChainCosts {
 double model_flops_per_step(const ModelSpec&, int global_batch, AttentionFlops);
 double recompute_flops_per_step(const ModelSpec&, int global_batch, Recompute,
                                 SelectiveRecompute = SelectiveRecompute::kCoreAttention);
+// FLOPs of the FC2 GEMMs that full recomputation with training.recompute_skip_fc2 does not
+// replay (a dense model's layers; subtracted from the recompute FLOPs of HFU).
+double skipped_fc2_flops_per_step(const ModelSpec&, int global_batch);
 
 // gemm_time (one dense GEMM by shape and precision) lives in cost/gemm.hpp.
 
