@@ -6,6 +6,7 @@
 #include "ppsearch/cost/context_parallel.hpp"
 #include "ppsearch/cost/moe_recipe.hpp"
 #include "ppsearch/cost/precision.hpp"
+#include "ppsearch/cost/rope.hpp"
 
 namespace ppsearch {
 namespace {
@@ -289,8 +290,10 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
       cast_fwd = (x_elems + w_elems / n_micro) * prec.cast_bytes_per_element / mem_bw;
       cast_bwd = dy_elems * prec.cast_bytes_per_element / mem_bw;
     }
-    const double ew_fwd = ew_fwd_bytes / mem_bw + cast_fwd;
-    const double ew_bwd = 2.0 * (ew_fwd - cast_fwd) + cast_bwd;
+    // YaRN RoPE without a fused kernel (rope.cpp, docs/moe.md "YaRN RoPE"): extra passes.
+    const RopeExtra rope = unfused_rope_extra(pb, m, t);
+    const double ew_fwd = ew_fwd_bytes / mem_bw + cast_fwd + rope.fwd_s;
+    const double ew_bwd = 2.0 * (ew_fwd - cast_fwd - rope.fwd_s) + cast_bwd + rope.bwd_s;
 
     // TP collectives per layer (§5.4; Shoeybi et al. §3, Korthikanti §4.2.2).
     double tp_fwd = 0, tp_bwd = 0, tp_all = 0, tp_all_fwd = 0;  // *_all: hidden + exposed

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "ppsearch/cost/host_overhead.hpp"
+#include "ppsearch/cost/linear_bias.hpp"
 #include "ppsearch/cost/moe_recipe.hpp"
 #include "ppsearch/cost/precision.hpp"
 
@@ -449,6 +450,16 @@ MoeItems moe_items(const Problem& pb, const Candidate& c, const Links& links,
   L.compute_s += fwd_c + bwd_c + wgt_c + (full ? fwd_c : 0.0);
   L.ep_comm_s = ep_fwd + ep_bwd + (full ? ep_fwd : 0.0);
   L.ep_total_s = ep_fwd_all + ep_bwd_all + (full ? ep_fwd_all : 0.0);
+  // The routed experts' FC2 bias applied outside the grouped GEMM in fp32 (linear_bias.cpp,
+  // docs/moe.md "Linear biases"): forward, backward, and the forward replay of full recompute.
+  {
+    const ExpertBiasCost eb = expert_bias_cost(pb, rows);
+    const double redo = full ? eb.fwd_s : 0.0;
+    L.fwd_s += eb.fwd_s;
+    L.bwd_s += eb.bwd_s + redo;
+    L.compute_s += eb.fwd_s + eb.bwd_s + redo;
+    L.transient_bytes += eb.transient_bytes * act_ovh;
+  }
   // Host time per micro-batch (host_overhead.cpp, docs/moe.md "Host time of a MoE layer"): the
   // dispatcher's host synchronisation lets the host run at most one layer ahead, so each pass
   // of the layer takes max(GPU time, host time), or GPU + host time under the all-to-all

@@ -329,6 +329,23 @@ std::vector<KeyDef> build_table() {
               "multi-token-prediction modules trained with the model (Megatron-Core "
               "mtp_num_layers; DeepSeek-V3: 1), costed on the last pipeline stage; 0 = none",
               kMaxLayers, true));
+  // Linear biases (docs/moe.md "Linear biases").
+  t.push_back(bool_key("model.linear_bias", PPSEARCH_REF(bool, model.linear_bias),
+                       "every linear layer carries a bias (Megatron-Core add_bias_linear; "
+                       "GPT-OSS: true): the routed experts' FC2 bias then costs extra "
+                       "memory-bound passes unless training.moe_fused_grouped_mlp"));
+  // YaRN RoPE (docs/moe.md "YaRN RoPE").
+  t.push_back(bool_key("model.yarn_rope", PPSEARCH_REF(bool, model.yarn_rope),
+                       "RoPE with YaRN scaling as its own position-embedding type (Megatron-Core "
+                       "position_embedding_type = yarn; GPT-OSS: true): Megatron-Bridge then "
+                       "runs RoPE unfused, extra memory-bound passes over q and k"));
+  // Document-masked attention (docs/step-time.md "Document-masked attention").
+  t.push_back(int_key("model.attention_document_tokens",
+                      PPSEARCH_REF(int, model.attention_document_tokens), 0,
+                      "document-masked (block-causal) attention: mean length of the packed "
+                      "documents attention stays within (torchtitan attn_mask_type "
+                      "block_causal); 0 = causal over the whole sequence",
+                      kMaxSeqLength, true));
 
   // ---- [training] ----------------------------------------------------------
   t.push_back(int_key("training.global_batch_size", PPSEARCH_REF(int, training.global_batch_size),

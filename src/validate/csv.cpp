@@ -403,6 +403,8 @@ RunRecord read_row(const std::string& source, const CsvRecord& rec,
   // Sliding-window attention (docs/moe.md "Sliding-window attention"), empty = 0.
   opt_zero("attention_window", kMaxSeqLength, &run.attention_window);
   opt_zero("window_attn_skip_freq", kMaxLayers, &run.window_attn_skip_freq);
+  // Document-masked attention (docs/step-time.md "Document-masked attention"), empty = 0.
+  opt_zero("attention_document_tokens", kMaxSeqLength, &run.attention_document_tokens);
   // MoE host time (docs/moe.md "Host time of a MoE layer"): the keys' names, empty = default.
   run.moe_dispatcher = lower(r.text("moe_dispatcher"));
   if (!run.moe_dispatcher.empty()) {
@@ -423,6 +425,11 @@ RunRecord read_row(const std::string& source, const CsvRecord& rec,
     run.fp8_attention = *v == 1;
   if (auto v = r.integer("moe_fused_grouped_mlp", 0, 1, true, "0 or 1, or empty (default)"))
     run.moe_fused_grouped_mlp = *v == 1;
+  // Linear biases (docs/moe.md "Linear biases"), empty = 0.
+  if (auto v = r.integer("linear_bias", 0, 1, true, "0 or 1, or empty (0)"))
+    run.linear_bias = *v == 1;
+  // YaRN RoPE (docs/moe.md "YaRN RoPE"), empty = 0.
+  if (auto v = r.integer("yarn_rope", 0, 1, true, "0 or 1, or empty (0)")) run.yarn_rope = *v == 1;
   // Selective recomputation's flavour (docs/moe.md "Recomputation"), empty = the key's default.
   run.selective_recompute = lower(r.text("selective_recompute"));
   if (!run.selective_recompute.empty() && run.selective_recompute != "core-attention" &&

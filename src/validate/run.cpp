@@ -105,6 +105,8 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
   // Sliding-window attention (docs/moe.md "Sliding-window attention").
   m.attention_window = run.attention_window;
   m.window_attn_skip_freq = run.window_attn_skip_freq;
+  // Document-masked attention (docs/step-time.md "Document-masked attention").
+  m.attention_document_tokens = run.attention_document_tokens;
   // MoE host time (docs/moe.md "Host time of a MoE layer"): stated values replace the default.
   if (!run.moe_dispatcher.empty()) {
     const auto& names = moe_dispatcher_names();
@@ -119,6 +121,10 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
   if (run.moe_a2a_overlap) p->training.moe_a2a_overlap = *run.moe_a2a_overlap;
   if (run.fp8_attention) p->training.fp8_attention = *run.fp8_attention;
   if (run.moe_fused_grouped_mlp) p->training.moe_fused_grouped_mlp = *run.moe_fused_grouped_mlp;
+  // Linear biases (docs/moe.md "Linear biases").
+  m.linear_bias = run.linear_bias;
+  // YaRN RoPE (docs/moe.md "YaRN RoPE").
+  m.yarn_rope = run.yarn_rope;
 
   p->training.global_batch_size = run.global_batch_size;
   p->training.attention_flops = AttentionFlops::kFull;  // no source halves attention FLOPs

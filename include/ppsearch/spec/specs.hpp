@@ -78,6 +78,13 @@ struct ModelSpec {
   int window_attn_skip_freq = 0;  // every N-th layer is full attention (0 = all windowed)
   // Multi-token prediction (docs/moe.md "MTP"; DeepSeek-V3 §2.2, Megatron-Core mtp_num_layers).
   int mtp_layers = 0;  // MTP modules on the last pipeline stage (0 = none)
+  // Linear biases (docs/moe.md "Linear biases"; Megatron-Core add_bias_linear, GPT-OSS).
+  bool linear_bias = false;  // every linear layer carries a bias
+  // YaRN RoPE as its own position-embedding type (docs/moe.md "YaRN RoPE"; GPT-OSS).
+  bool yarn_rope = false;  // Megatron-Core position_embedding_type = yarn
+  // Document-masked attention (docs/step-time.md "Document-masked attention"): mean length of
+  // the packed documents within which attention stays (block-causal masks); 0 = plain causal.
+  int attention_document_tokens = 0;
 };
 
 struct TrainingSpec {

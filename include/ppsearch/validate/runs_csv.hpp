@@ -79,7 +79,9 @@ inline constexpr std::array<const char*, 29> kRunsColumns = {
 ///        allgather or flex) and `cuda_graph_scope` ('+'-joined scopes or none); empty = the
 ///        key's default.
 ///        Multi-token prediction: `mtp_layers`, the model.mtp_layers key (empty = 0).
-inline constexpr std::array<const char*, 31> kRunsOptionalColumns = {
+///        Document-masked attention: `attention_document_tokens`, the
+///        model.attention_document_tokens key (empty = 0).
+inline constexpr std::array<const char*, 34> kRunsOptionalColumns = {
     "measured_peak_memory_gb",
     "memory_metric",
     "memory_derivation",
@@ -117,6 +119,13 @@ inline constexpr std::array<const char*, 31> kRunsOptionalColumns = {
     "moe_a2a_overlap",
     "fp8_attention",
     "moe_fused_grouped_mlp",
+    // Linear biases (docs/moe.md "Linear biases"): model.linear_bias, 0 or 1 (empty = 0).
+    "linear_bias",
+    // YaRN RoPE (docs/moe.md "YaRN RoPE"): model.yarn_rope, 0 or 1 (empty = 0).
+    "yarn_rope",
+    // Document-masked attention (docs/step-time.md "Document-masked attention"):
+    // model.attention_document_tokens, empty = 0 (causal over the whole sequence).
+    "attention_document_tokens",
     // Selective recomputation's flavour (docs/moe.md "Recomputation"): training.selective_recompute
     // (core-attention, per-op or mla-up-proj); empty = the key's default (per-op for torchtitan).
     "selective_recompute",
@@ -178,6 +187,12 @@ struct RunRecord {
   // same names; empty = the key's default (or --set) value.
   std::optional<double> moe_a2a_overlap;
   std::optional<bool> fp8_attention, moe_fused_grouped_mlp;
+  // Linear biases (docs/moe.md "Linear biases"): model.linear_bias, empty = false.
+  bool linear_bias = false;
+  // YaRN RoPE (docs/moe.md "YaRN RoPE"): model.yarn_rope, empty = false.
+  bool yarn_rope = false;
+  // Document-masked attention (docs/step-time.md): model.attention_document_tokens, empty = 0.
+  int attention_document_tokens = 0;
   // training.selective_recompute as the row states it ("" = not stated: the key's default).
   std::string selective_recompute;
   // training.optimizer_state_dtype as the row states it ("" = not stated: the stack's value).
