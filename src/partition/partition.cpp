@@ -480,8 +480,11 @@ struct PartitionKernels {
   // finds none, the limit grows by a doubling step; once the limit covers every interval the
   // band is everything and the pass is the plain O(L·S) DP. Cost O(L + S·w) per pass for a band
   // of w items, O(L·S) at worst.
+  // With tau > 0 the backtrack runs at optimum·(1 + tau) (partition_robust()): the table of a
+  // pass holds every cell of every partition within its limit (see band_dp), so the pass that
+  // found the optimum serves if its limit reaches that far; otherwise one more pass at it.
   static const Partition& fast(const PartitionProblem& p, PartitionWorkspace& ws,
-                               double first_limit = 0.0) {
+                               double first_limit = 0.0, double tau = 0.0) {
     validate_shape(p);
     prepare(p, ws);
     Partition& result = ws.m_result;
@@ -558,15 +561,25 @@ struct PartitionKernels {
       }
       if (!(limit < kInf)) return result;  // the full DP found nothing: infeasible
       if (value < kInf) {
-        limit = value;
+        // The next pass finds the optimum; with a tolerance, its table also serves the
+        // backtrack at optimum·(1 + tau) if its limit reaches that far.
+        limit = tau > 0.0 ? value * (1.0 + 2.0 * tau) : value;
       } else {
         limit += step;
         step *= 2.0;
       }
     }
-    backtrack(p, ws, optimum, result.bounds);
+    double cut_limit = optimum;
+    if (tau > 0.0) {
+      cut_limit = optimum * (1.0 + tau);
+      if (limit < cut_limit && !(band_dp(p, ws, cut_limit) == optimum)) {
+        throw std::logic_error("partition: the pass at the tolerance limit lost the optimum");
+      }
+    }
+    ws.m_tie_limit = cut_limit;
+    backtrack(p, ws, cut_limit, result.bounds);
     result.feasible = true;
-    result.bottleneck_s = optimum;
+    result.bottleneck_s = tau > 0.0 ? chain_bottleneck(p, ws, result.bounds) : optimum;
     return result;
   }
 
@@ -720,7 +733,11 @@ struct PartitionKernels {
 
   // O(L²·S) DP (docs/algorithms.md §1.1). Tries every split point; the transient max is a running
   // max over the split point, independent of the sparse table used elsewhere.
-  static Partition reference(const PartitionProblem& p) {
+  // With tau > 0 the backtrack runs at the limit optimum·(1 + tau) instead of the optimum: the
+  // latest-cut partition among those within it (partition_robust()); D[s][i] <= limit says that
+  // stages 0..s-1 can cover [0, i) within the limit, the same test as the probe's reachability.
+  static Partition reference(const PartitionProblem& p, double tau = 0.0,
+                             double* limit_out = nullptr) {
     validate_partition_problem(p);
     Partition result;
     const auto n = static_cast<int>(p.time_s.size());
@@ -756,6 +773,8 @@ struct PartitionKernels {
     }
     const double optimum = best[static_cast<std::size_t>(stages) * stride + n];
     if (!(optimum < kInf)) return result;
+    const double limit = tau > 0.0 ? optimum * (1.0 + tau) : optimum;
+    if (limit_out != nullptr) *limit_out = limit;
     // Latest-cut backtrack, checking every split point.
     result.bounds.assign(stages + 1, 0);
     result.bounds[stages] = n;
@@ -768,7 +787,7 @@ struct PartitionKernels {
         transient = std::max(transient, p.transient_bytes[i]);
         const bool fits =
             memory_of(ps, pa, i, end, p.in_flight[stage], transient, p.extra_bytes[stage]) <= cap;
-        if (fits && row[i] <= optimum && time_of(pt, i, end, p.comm_s[stage]) <= optimum) {
+        if (fits && row[i] <= limit && time_of(pt, i, end, p.comm_s[stage]) <= limit) {
           chosen = i;
           break;
         }
@@ -778,7 +797,235 @@ struct PartitionKernels {
     }
     result.feasible = true;
     result.bottleneck_s = optimum;
+    if (tau > 0.0) {
+      double worst = 0.0;
+      for (int stage = 0; stage < stages; ++stage) {
+        worst = std::max(
+            worst, time_of(pt, result.bounds[stage], result.bounds[stage + 1], p.comm_s[stage]));
+      }
+      result.bottleneck_s = worst;
+    }
     return result;
+  }
+
+  // partition_robust(): the exact optimum B*, then the latest-cut partition within B*·(1 + tau)
+  // (the probe's witness; the reference path backtracks its own table at that limit).
+  static const Partition& robust(const PartitionProblem& p, PartitionWorkspace& ws, bool ref,
+                                 double first_limit, double tau) {
+    if (!(tau >= 0.0) || !(tau < 1.0)) {
+      throw std::invalid_argument("partition_robust: tau = " + std::to_string(tau) +
+                                  ": must be in [0, 1)");
+    }
+    if (ref) {
+      ws.m_result = reference(p, tau, &ws.m_tie_limit);
+      prepare(p, ws);  // the balancing that may follow reads the prefix sums
+      return ws.m_result;
+    }
+    // A first limit just above the tolerance limit lets one pass serve both (fast()).
+    return fast(p, ws, first_limit * (1.0 + 2.0 * tau), tau);
+  }
+
+  static void check_devices(const PartitionProblem& p, const std::vector<int>& stage_device) {
+    if (stage_device.size() != static_cast<std::size_t>(p.stages)) {
+      invalid("stage_device has " + std::to_string(stage_device.size()) + " entries, expected " +
+              std::to_string(p.stages) + " (one per stage)");
+    }
+    for (std::size_t s = 0; s < stage_device.size(); ++s) {
+      if (stage_device[s] < 0) {
+        invalid("stage_device[" + std::to_string(s) + "] = " + std::to_string(stage_device[s]) +
+                ": must be >= 0");
+      }
+    }
+  }
+
+  // Per device: the sum of its stage times, in stage order. Returns the number of devices.
+  static int device_loads(const PartitionProblem& p, const PartitionWorkspace& ws,
+                          const std::vector<int>& stage_device, const std::vector<int>& b,
+                          std::vector<double>& load) {
+    int devices = 0;
+    for (const int d : stage_device) devices = std::max(devices, d + 1);
+    load.assign(devices, 0.0);
+    const double* pt = ws.m_prefix_time.data();
+    for (int s = 0; s < p.stages; ++s)
+      load[stage_device[s]] += time_of(pt, b[s], b[s + 1], p.comm_s[s]);
+    return devices;
+  }
+
+  // Device balancing of partition_interleaved(): first-improvement local search on the bounds
+  // `b` (valid, every stage within `limit` and memory). Moves and acceptance: see the header.
+  // Scan order: devices at the maximum by index, their stages in chain order, passing right
+  // before left, the nearest receiving stage first. At most 4·S moves (each lowers the number of
+  // devices at the maximum or the maximum itself).
+  static void balance(const PartitionProblem& p, PartitionWorkspace& ws,
+                      const std::vector<int>& dev, double limit, double tau, std::vector<int>& b) {
+    const int S = p.stages;
+    const double* pt = ws.m_prefix_time.data();
+    const double cap = p.capacity_bytes;
+    std::vector<double>& load = ws.m_device_load;
+    std::vector<double>& trial = ws.m_trial_load;
+    const int devices = device_loads(p, ws, dev, b, load);
+    if (devices >= S) return;  // one stage per device: nothing to balance
+    auto t = [&](int s, int i, int j) { return time_of(pt, i, j, p.comm_s[s]); };
+    auto fits = [&](int s, int i, int j) {
+      return i < j && t(s, i, j) <= limit && memory(p, ws, s, i, j) <= cap;
+    };
+    for (int move = 0; move < 4 * S; ++move) {
+      double top = 0.0;
+      for (const double x : load) top = std::max(top, x);
+      const double level = top * (1.0 - tau);
+      const double ceiling = top * (1.0 + tau);
+      int at_top = 0;
+      for (const double x : load) at_top += x >= level ? 1 : 0;
+      // Whether the loads in `trial` are an improvement.
+      auto better = [&]() {
+        int count = 0;
+        for (const double x : trial) {
+          if (x > ceiling) return false;
+          count += x >= level ? 1 : 0;
+        }
+        return count < at_top;
+      };
+      bool moved = false;
+      for (int d = 0; d < devices && !moved; ++d) {
+        if (!(load[d] >= level)) continue;
+        for (int a = 0; a < S && !moved; ++a) {
+          if (dev[a] != d) continue;
+          // Pass the last item of stage a to the right: cuts a+1..r move one item left.
+          if (a + 1 < S && fits(a, b[a], b[a + 1] - 1)) {
+            trial = load;
+            trial[d] += t(a, b[a], b[a + 1] - 1) - t(a, b[a], b[a + 1]);
+            for (int r = a + 1; r < S; ++r) {
+              const double before = trial[dev[r]];
+              if (fits(r, b[r] - 1, b[r + 1])) {  // stage r receives
+                trial[dev[r]] += t(r, b[r] - 1, b[r + 1]) - t(r, b[r], b[r + 1]);
+                if (trial[dev[r]] <= ceiling && better()) {
+                  for (int k = a + 1; k <= r; ++k) --b[k];
+                  moved = true;
+                  break;
+                }
+                trial[dev[r]] = before;
+              }
+              // Stage r passes it on: it shifts by one item.
+              if (r + 1 >= S || !fits(r, b[r] - 1, b[r + 1] - 1)) break;
+              trial[dev[r]] += t(r, b[r] - 1, b[r + 1] - 1) - t(r, b[r], b[r + 1]);
+            }
+            if (moved) break;
+          }
+          // Pass the first item of stage a to the left: cuts r+1..a move one item right.
+          if (a > 0 && fits(a, b[a] + 1, b[a + 1])) {
+            trial = load;
+            trial[d] += t(a, b[a] + 1, b[a + 1]) - t(a, b[a], b[a + 1]);
+            for (int r = a - 1; r >= 0; --r) {
+              const double before = trial[dev[r]];
+              if (fits(r, b[r], b[r + 1] + 1)) {
+                trial[dev[r]] += t(r, b[r], b[r + 1] + 1) - t(r, b[r], b[r + 1]);
+                if (trial[dev[r]] <= ceiling && better()) {
+                  for (int k = r + 1; k <= a; ++k) ++b[k];
+                  moved = true;
+                  break;
+                }
+                trial[dev[r]] = before;
+              }
+              if (r == 0 || !fits(r, b[r] + 1, b[r + 1] + 1)) break;
+              trial[dev[r]] += t(r, b[r] + 1, b[r + 1] + 1) - t(r, b[r], b[r + 1]);
+            }
+          }
+        }
+      }
+      if (!moved) return;
+      device_loads(p, ws, dev, b, load);  // afresh, not from the differences
+    }
+  }
+
+  static double max_load(const PartitionProblem& p, const std::vector<int>& stage_device,
+                         const std::vector<int>& bounds) {
+    PartitionWorkspace ws;
+    if (!(evaluate(p, bounds, ws).bottleneck_s < kInf)) return kInf;
+    check_devices(p, stage_device);
+    device_loads(p, ws, stage_device, bounds, ws.m_device_load);
+    double top = 0.0;
+    for (const double x : ws.m_device_load) top = std::max(top, x);
+    return top;
+  }
+
+  // The starting chain of partition_interleaved() in ws.m_result, its limit X in m_tie_limit.
+  static void start_chain(const PartitionProblem& p, PartitionWorkspace& ws, bool ref,
+                          double first_limit, double tau, bool earliest) {
+    if (!earliest) {
+      robust(p, ws, ref, first_limit, tau);
+      return;
+    }
+    // The earliest-cut chain is the latest-cut chain of the mirrored problem (items and
+    // stages in reverse order), mirrored back.
+    if (!ws.m_mirror_ws) ws.m_mirror_ws = std::make_unique<PartitionWorkspace>();
+    PartitionWorkspace& mws = *ws.m_mirror_ws;
+    PartitionProblem& mirror = ws.m_mirror;
+    mirror.time_s.assign(p.time_s.rbegin(), p.time_s.rend());
+    mirror.static_bytes.assign(p.static_bytes.rbegin(), p.static_bytes.rend());
+    mirror.act_bytes.assign(p.act_bytes.rbegin(), p.act_bytes.rend());
+    mirror.transient_bytes.assign(p.transient_bytes.rbegin(), p.transient_bytes.rend());
+    mirror.in_flight.assign(p.in_flight.rbegin(), p.in_flight.rend());
+    mirror.extra_bytes.assign(p.extra_bytes.rbegin(), p.extra_bytes.rend());
+    mirror.comm_s.assign(p.comm_s.rbegin(), p.comm_s.rend());
+    mirror.capacity_bytes = p.capacity_bytes;
+    mirror.stages = p.stages;
+    // Its own workspace: the prefix sums of neither problem are rebuilt on the next call.
+    robust(mirror, mws, ref, first_limit, tau);
+    prepare(p, ws);  // a no-op when ws holds this problem's items already
+    ws.m_tie_limit = mws.m_tie_limit;
+    Partition& mirrored = ws.m_result;
+    mirrored = mws.m_result;
+    if (!mirrored.feasible) return;
+    const auto n = static_cast<int>(p.time_s.size());
+    std::vector<int>& b = mirrored.bounds;
+    std::reverse(b.begin(), b.end());
+    for (int& x : b) x = n - x;
+  }
+
+  static double chain_bottleneck(const PartitionProblem& p, const PartitionWorkspace& ws,
+                                 const std::vector<int>& b) {
+    double worst = 0.0;
+    for (int s = 0; s < p.stages; ++s) {
+      worst = std::max(worst, time_of(ws.m_prefix_time.data(), b[s], b[s + 1], p.comm_s[s]));
+    }
+    return worst;
+  }
+
+  static const Partition& interleaved(const PartitionProblem& p,
+                                      const std::vector<int>& stage_device, PartitionWorkspace& ws,
+                                      bool ref, double first_limit, double tau, bool earliest,
+                                      bool balanced) {
+    validate_shape(p);
+    check_devices(p, stage_device);
+    start_chain(p, ws, ref, first_limit, tau, earliest);
+    Partition& result = ws.m_result;
+    if (!result.feasible) return result;
+    // Every stage stays within X = B*·(1 + tau), the limit robust() chose within.
+    if (balanced) balance(p, ws, stage_device, ws.m_tie_limit, tau, result.bounds);
+    result.bottleneck_s = chain_bottleneck(p, ws, result.bounds);
+    return result;
+  }
+
+  // Three chains of interleaved() at once: latest-cut, latest-cut balanced, earliest-cut.
+  static bool candidates(const PartitionProblem& p, const std::vector<int>& stage_device,
+                         PartitionWorkspace& ws, std::vector<int>& out, bool ref,
+                         double first_limit, double tau) {
+    validate_shape(p);
+    check_devices(p, stage_device);
+    out.clear();
+    for (const bool earliest : {false, true}) {
+      start_chain(p, ws, ref, first_limit, tau, earliest);
+      if (!ws.m_result.feasible) {
+        out.clear();
+        return false;
+      }
+      std::vector<int>& b = ws.m_result.bounds;
+      out.insert(out.end(), b.begin(), b.end());
+      if (earliest) break;  // the balanced earliest-cut chain rarely won and cost a simulation
+      balance(p, ws, stage_device, ws.m_tie_limit, tau, b);
+      out.insert(out.end(), b.begin(), b.end());
+    }
+    return true;
   }
 
   static double stage_memory(const PartitionProblem& p, int stage, int i, int j) {
@@ -972,6 +1219,45 @@ PartialRecomputePartition partition_partial_recompute(const PartitionProblem& pr
   }
   out.partition.bounds[0] = 0;
   return out;
+}
+
+const Partition& partition_robust(const PartitionProblem& problem, PartitionWorkspace& workspace,
+                                  bool reference, double first_limit, double tau) {
+  return detail::PartitionKernels::robust(problem, workspace, reference, first_limit, tau);
+}
+
+Partition partition_robust(const PartitionProblem& problem, bool reference, double tau) {
+  PartitionWorkspace workspace;
+  return detail::PartitionKernels::robust(problem, workspace, reference, 0.0, tau);
+}
+
+const Partition& partition_interleaved(const PartitionProblem& problem,
+                                       const std::vector<int>& stage_device,
+                                       PartitionWorkspace& workspace, bool reference,
+                                       double first_limit, double tau, bool earliest,
+                                       bool balanced) {
+  return detail::PartitionKernels::interleaved(problem, stage_device, workspace, reference,
+                                               first_limit, tau, earliest, balanced);
+}
+
+Partition partition_interleaved(const PartitionProblem& problem,
+                                const std::vector<int>& stage_device, bool reference, double tau,
+                                bool earliest, bool balanced) {
+  PartitionWorkspace workspace;
+  return detail::PartitionKernels::interleaved(problem, stage_device, workspace, reference, 0.0,
+                                               tau, earliest, balanced);
+}
+
+bool interleaved_candidates(const PartitionProblem& problem, const std::vector<int>& stage_device,
+                            PartitionWorkspace& workspace, std::vector<int>& chains, bool reference,
+                            double first_limit, double tau) {
+  return detail::PartitionKernels::candidates(problem, stage_device, workspace, chains, reference,
+                                              first_limit, tau);
+}
+
+double max_device_load(const PartitionProblem& problem, const std::vector<int>& stage_device,
+                       const std::vector<int>& bounds) {
+  return detail::PartitionKernels::max_load(problem, stage_device, bounds);
 }
 
 }  // namespace ppsearch

@@ -17,13 +17,13 @@ bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
 
 }  // namespace
 
-const std::vector<int>* RelaxedPartitionMemo::find(const PartitionProblem& p) {
+const std::vector<int>* RelaxedPartitionMemo::find(const PartitionProblem& p, int layout) {
   ++tick_;
   const std::size_t n = p.time_s.size();
   const std::size_t mid = n / 2;
   for (Entry& e : entries_) {
     // The middle item's time first, inline: it tells most entries apart without a call.
-    if (e.stages == p.stages && e.time.size() == n && n > 0 &&
+    if (e.stages == p.stages && e.layout == layout && e.time.size() == n && n > 0 &&
         std::memcmp(&e.time[mid], &p.time_s[mid], sizeof(double)) == 0 &&
         same_bits(e.time, p.time_s) && same_bits(e.comm, p.comm_s)) {
       e.last_use = tick_;
@@ -34,13 +34,15 @@ const std::vector<int>* RelaxedPartitionMemo::find(const PartitionProblem& p) {
   return nullptr;
 }
 
-void RelaxedPartitionMemo::insert(const PartitionProblem& p, const std::vector<int>& bounds) {
+void RelaxedPartitionMemo::insert(const PartitionProblem& p, const std::vector<int>& bounds,
+                                  int layout) {
   if (capacity_ == 0) return;
   Entry* slot = lru_slot(entries_, capacity_);
   slot->stages = 0;  // matches again only once the copies below are complete
   slot->time = p.time_s;
   slot->comm = p.comm_s;
   slot->bounds = bounds;
+  slot->layout = layout;
   slot->last_use = tick_;
   slot->stages = p.stages;
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <stdexcept>
 
 #include "ppsearch/cost/comm.hpp"
 #include "ppsearch/cost/items.hpp"
@@ -54,6 +55,8 @@ struct Evaluator::Impl {
   // docs/performance.md "Relaxed partition memo".)
   RelaxedPartitionMemo relaxed_memo;
   std::vector<int> relaxed_bounds;  // the last answer
+  std::vector<int> stage_device;    // interleaved / V-shaped partitions: device of each stage
+  std::vector<int> chain_bounds;    // interleaved: the candidate chain being simulated
   // Memo of recent schedule simulations, keyed by their whole input (docs/performance.md
   // "Simulation memo").
   SimulationCache sim_cache;
@@ -442,12 +445,25 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   }
   pp.capacity_bytes = cap / v;
 
+  // The partition choice (docs/performance.md "Noise-robust partition choice"): with one stage
+  // per device the latest-cut partition within B*·(1 + 1e-9) of the exact optimum B*
+  // (partition_robust(), so that last-bit noise in the item times cannot pick among tied
+  // partitions); with a device's v chunks (interleaved, ZB-V) that chain with the largest device
+  // load lowered (partition_interleaved(); docs/algorithms.md §1.3 "Interleaved / V-shaped
+  // schedules": a device's time per micro-batch is the sum of its chunks, Narayanan et al.,
+  // SC'21 §2.2). The reference option computes the same choice with the O(L²·S) DP.
+  if (v > 1) {
+    I.stage_device.resize(S);
+    for (int s = 0; s < S; ++s) I.stage_device[s] = dev_of(s);
+  }
+  const int layout = v == 1 ? 0 : (c.schedule == Schedule::kZBV ? -P : P);
+  auto choose = [&](const PartitionProblem& prob, double first_limit) -> const Partition& {
+    const bool ref = I.opt.reference_partitioner;
+    if (v == 1) return partition_robust(prob, I.part_ws, ref, first_limit);
+    return partition_interleaved(prob, I.stage_device, I.part_ws, ref, first_limit);
+  };
   auto run_partitioner = [&](const PartitionProblem& prob) -> const Partition& {
-    if (I.opt.reference_partitioner) {
-      I.part_ref = partition_reference(prob);
-      return I.part_ref;
-    }
-    return partition_fast(prob, I.part_ws);
+    return choose(prob, 0.0);
   };
 
   // The time-optimal partition with no memory limit. With infinite capacity the
@@ -455,7 +471,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   auto relaxed_bounds = [&]() -> const std::vector<int>& {
     const bool memo = !I.opt.reference_partitioner;
     if (memo) {
-      if (const std::vector<int>* hit = I.relaxed_memo.find(pp)) {
+      if (const std::vector<int>* hit = I.relaxed_memo.find(pp, layout)) {
         I.relaxed_bounds = *hit;
         return I.relaxed_bounds;
       }
@@ -468,18 +484,32 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       ~Restore() { p.capacity_bytes = capacity; }
     } restore{pp, pp.capacity_bytes};
     relaxed.capacity_bytes = std::numeric_limits<double>::infinity();
-    if (I.opt.reference_partitioner) {
-      I.relaxed_bounds = partition_reference(relaxed).bounds;
-    } else {
+    double first_limit = 0.0;
+    if (!I.opt.reference_partitioner) {
       // The previous time-optimal cuts, evaluated on this problem, bound its optimum from
       // above: a first limit that usually saves a pass (docs/performance.md).
       // One workspace with the memory-aware DP: the items are the same, so their prefix sums
       // are built once per candidate.
-      const Partition& prev = evaluate_partition(relaxed, I.relaxed_bounds, I.part_ws);
-      const double first_limit = prev.feasible ? prev.bottleneck_s : 0.0;
-      I.relaxed_bounds = partition_fast(relaxed, I.part_ws, first_limit).bounds;
+      std::vector<int>& prev_cuts = I.chain_bounds;
+      prev_cuts.assign(
+          I.relaxed_bounds.begin(),
+          I.relaxed_bounds.begin() + std::min<std::size_t>(I.relaxed_bounds.size(), S + 1));
+      const Partition& prev = evaluate_partition(relaxed, prev_cuts, I.part_ws);
+      first_limit = prev.feasible ? prev.bottleneck_s : 0.0;
     }
-    if (memo) I.relaxed_memo.insert(pp, I.relaxed_bounds);
+    if (v == 1) {
+      I.relaxed_bounds = choose(relaxed, first_limit).bounds;
+    } else {
+      // Interleaved / V-shaped: three candidate chunk chains, one after another (S + 1 cuts
+      // each): the latest-cut chain within the tolerance of the optimal chunk bottleneck, as
+      // it is and device-balanced, and the earliest-cut one (interleaved_candidates()). The
+      // evaluator simulates them and keeps the fastest that fits.
+      if (!interleaved_candidates(relaxed, I.stage_device, I.part_ws, I.relaxed_bounds,
+                                  I.opt.reference_partitioner, first_limit)) {
+        throw std::logic_error("evaluate: no chunk chain without a memory limit");
+      }
+    }
+    if (memo) I.relaxed_memo.insert(pp, I.relaxed_bounds, layout);
     return I.relaxed_bounds;
   };
 
@@ -677,11 +707,11 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   std::vector<int>& bounds = I.bounds;
   if (v == 1) {
     // Exact: the memory-aware DP sees each stage's own in-flight count (§1.3). When
-    // the time-optimal partition without a memory limit already fits, it is the DP's
-    // answer (same value, and the latest cuts among all optima are also the latest
-    // among the feasible ones), so the DP is skipped.
+    // the time-optimal partition without a memory limit already fits, it is the answer
+    // (the DP's optimum has the same value; by definition of the noise-robust choice the
+    // relaxed choice is kept, docs/performance.md), so the DP is skipped.
     const std::vector<int>& rb = relaxed_bounds();
-    if ((!partial || c.recompute_num_layers < 0) && !I.opt.reference_partitioner &&
+    if ((!partial || c.recompute_num_layers < 0) &&
         evaluate_partition(pp, rb, I.part_ws).feasible) {
       bounds = rb;  // partial, fewest that fit: nothing needs recomputing
     } else if (partial && [&] {
@@ -725,13 +755,104 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   } else {
     // Interleaved (heuristic, §1.3 "Interleaved / V-shaped schedules"): a device's
     // load is a sum of non-contiguous chunks, so the chain DP cannot see device
-    // memory. First the time-optimal chunk chain (Megatron's even split with the
-    // embedding and head placed by time); if its simulated per-device memory does
-    // not fit, the chain DP again with each chunk held to 1/v of the device.
-    bounds = relaxed_bounds();
-    if (!place(bounds, &peak, &peak_rank)) {
-      set_infeasible(&e, Infeasible::kSchedule);
-      return;
+    // memory, nor the device loads and the order of the chunks that set the step time
+    // (Narayanan et al., SC'21 §2.2). First the candidate chunk chains without a memory
+    // limit (relaxed_bounds(): the latest-cut chain within the tolerance of the optimal
+    // chunk bottleneck, as it is and device-balanced, the earliest-cut one) and Megatron's even
+    // layout (layers divisible by P·v), each simulated: the fastest whose simulated
+    // per-device memory fits wins, an earlier one on a tie within the tolerance (so that
+    // last-bit noise cannot pick). If none fits, the chain DP again with each chunk held
+    // to 1/v of the device, and the fallbacks below.
+    const std::vector<int>& chains = relaxed_bounds();
+    const std::size_t width = static_cast<std::size_t>(S) + 1;
+    const int n_chains = static_cast<int>(chains.size() / width);
+    const bool even = pb.model.layers % S == 0;
+    std::vector<int>& cand = I.chain_bounds;
+    double best_time = std::numeric_limits<double>::infinity();
+    int best = -1, last_placed = -1;
+    double first_peak_all = 0;
+    int first_rank_all = 0;
+    for (int k = 0; k < n_chains + (even ? 1 : 0); ++k) {
+      if (k < n_chains) {
+        cand.assign(chains.begin() + k * width, chains.begin() + (k + 1) * width);
+      } else {
+        const int per = pb.model.layers / S;
+        cand.assign(S + 1, 0);
+        for (int st = 1; st < S; ++st) cand[st] = st * per + 1;
+        cand[S] = pb.model.layers + 2;
+      }
+      bool seen = false;
+      for (int j = 0; j < k && j < n_chains && !seen; ++j) {
+        seen = std::equal(cand.begin(), cand.end(), chains.begin() + j * width);
+      }
+      if (seen) continue;
+      if (k > 0) {
+        // A lower bound on each device's simulated peak: its static bytes, the activations
+        // live at its first backward, its largest transient and the reserve. A candidate above
+        // the capacity by that bound alone cannot win; it is not simulated. Live at the first
+        // backward: one micro-batch on each of its chunks (a micro-batch's forward passes
+        // every chunk before its backward starts); for interleaved 1F1B all the warm-up
+        // forwards, in_flight() per chunk.
+        std::vector<double>& low = I.chunk_need;
+        low.assign(P, 0.0);
+        std::vector<double>& tr = I.dev_need;
+        tr.assign(P, 0.0);
+        for (int st = 0; st < S; ++st) {
+          const int d = dev_of(st);
+          const double live = c.schedule == Schedule::kInterleaved1F1B ? pp.in_flight[st] : 1.0;
+          for (int i = cand[st]; i < cand[st + 1]; ++i) {
+            low[d] += pp.static_bytes[i] + live * pp.act_bytes[i];
+            tr[d] = std::max(tr[d], pp.transient_bytes[i]);
+          }
+        }
+        bool over = false;
+        for (int d = 0; d < P && !over; ++d) over = low[d] + tr[d] + cc.extra_bytes > cap;
+        if (over) continue;
+        // A lower bound on the makespan of device d (stage d is its first, interleaved and
+        // V-shape alike): it runs every op of its chunks for all M micro-batches one after
+        // another (the item times are the op durations), cannot start before the first
+        // micro-batch's forward has passed stages 0..d−1, and after its last op (the backward
+        // of stage d of the last micro-batch) the backwards of stages d−1..0 remain. A
+        // candidate that cannot beat the best so far is not simulated.
+        if (best >= 0) {
+          std::fill(low.begin(), low.end(), 0.0);
+          double head = 0, bound = 0;
+          for (int st = 0; st < S; ++st) {
+            const int d = dev_of(st);
+            for (int i = cand[st]; i < cand[st + 1]; ++i) low[d] += pp.time_s[i];
+          }
+          for (int d = 0; d < P; ++d) {
+            bound = std::max(bound, head + M * low[d]);
+            for (int i = cand[d]; i < cand[d + 1]; ++i) head += item(i).fwd_s + item(i).bwd_s;
+          }
+          if (bound >= best_time * (1.0 - kPartitionTieTolerance)) continue;
+        }
+      }
+      const bool placed = place(cand, &peak, &peak_rank);
+      last_placed = k;
+      if (k == 0) {
+        if (!placed) {
+          set_infeasible(&e, Infeasible::kSchedule);
+          return;
+        }
+        first_peak_all = peak;
+        first_rank_all = peak_rank;
+      }
+      if (placed && peak <= cap && I.sim.time_s < best_time * (1.0 - kPartitionTieTolerance)) {
+        best_time = I.sim.time_s;
+        best = k;
+        bounds = cand;
+      }
+    }
+    if (best >= 0) {
+      if (best != last_placed && !place(bounds, &peak, &peak_rank)) {
+        set_infeasible(&e, Infeasible::kSchedule);
+        return;
+      }
+    } else {
+      bounds.assign(chains.begin(), chains.begin() + width);
+      peak = first_peak_all;
+      peak_rank = first_rank_all;
     }
     if (peak > cap) {
       const double first_peak = peak;

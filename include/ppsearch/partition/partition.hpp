@@ -33,6 +33,7 @@
 /// then the largest bounds[S−2] among those, and so on. This leaves any slack on the early
 /// stages, where a bottleneck costs less under 1F1B (docs/algorithms.md §2.3).
 #include <limits>
+#include <memory>
 #include <vector>
 
 namespace ppsearch {
@@ -79,6 +80,11 @@ class PartitionWorkspace {
   std::vector<int> m_queue;               // monotone queue of split candidates
   std::vector<int> m_last_reach[2];       // probe: largest reachable index ≤ x, per row
   std::vector<int> m_pred;                // probe: predecessor of each reachable (stage, end)
+  std::vector<double> m_device_load;      // balance: per device, sum of its stage times
+  std::vector<double> m_trial_load;       // balance: the same after a tried move
+  double m_tie_limit = 0;                 // robust: the limit B*·(1 + tau) chosen within
+  PartitionProblem m_mirror;              // interleaved: the mirrored problem (earliest cuts)
+  std::unique_ptr<PartitionWorkspace> m_mirror_ws;  // ... and its own workspace
   Partition m_result;
   double m_heaviest_item_s = 0;  // max of time_s
   int m_transient_mode = 0;      // 0: all zero, 1: a single non-zero item, 2: sparse table
@@ -155,6 +161,76 @@ Partition evaluate_partition(const PartitionProblem& problem, const std::vector<
 /// result lives in the workspace and stays valid until the next call that uses it.
 const Partition& evaluate_partition(const PartitionProblem& problem, const std::vector<int>& bounds,
                                     PartitionWorkspace& workspace);
+
+/// Relative tolerance of the noise-robust choices below: partitions whose bottlenecks lie within
+/// this factor of the optimum count as tied (docs/performance.md "Noise-robust partition choice").
+/// Far above the last-bit noise of the item times (about 1e-16 relative per operation, summed over
+/// a few hundred operations) and far below any difference in time that matters (1e-9 of a step).
+inline constexpr double kPartitionTieTolerance = 1e-9;
+
+/// Noise-robust partition. The exact optimum B* (partition_fast(), or partition_reference() with
+/// `reference`) is one double, and uniform items make many partitions reach it to the last bit or
+/// within a few ulps of it, so which one the exact solvers return ("Ties" above) follows the
+/// rounding of the item times. This returns the latest-cut partition (same order as "Ties") among
+/// the memory-feasible partitions whose bottleneck is at most B*·(1 + tau) (the fast DP's or the
+/// reference DP's backtrack at that limit; the reachability probe's witness there,
+/// docs/algorithms.md §1.3a, is the same partition). A change of the item times by a relative ε ≪
+/// tau moves B* and every partition's bottleneck by about ε, so the answer changes only if some
+/// partition's bottleneck lies within about ε of the limit itself. bottleneck_s is the returned
+/// partition's own bottleneck, ≤ B*·(1 + tau). Same result with and without `reference`; tau = 0
+/// gives the exact solvers' own answer. Throws std::invalid_argument unless 0 ≤ tau < 1.
+/// first_limit: as for partition_fast() (any value gives the same result).
+const Partition& partition_robust(const PartitionProblem& problem, PartitionWorkspace& workspace,
+                                  bool reference = false, double first_limit = 0.0,
+                                  double tau = kPartitionTieTolerance);
+
+/// Allocating variant of partition_robust().
+Partition partition_robust(const PartitionProblem& problem, bool reference = false,
+                           double tau = kPartitionTieTolerance);
+
+/// Partition of the chunk chain of an interleaved or V-shaped schedule: stage σ runs on device
+/// stage_device[σ] (a device runs several stages). Starts from partition_robust() (limit
+/// X = B*·(1 + tau) on every stage) and then lowers the largest device load, the sum of a device's
+/// stage times, which sets the steady-state time per micro-batch of such a schedule (Narayanan et
+/// al., SC'21 §2.2; docs/algorithms.md §1.3 "Interleaved / V-shaped schedules"): a deterministic
+/// first-improvement local search whose move takes one item from a stage of a device at the
+/// maximum and passes it along the chain to a later (or earlier) stage, every stage in between
+/// shifting by one item; a move is kept when every stage it touches stays non-empty, within X and
+/// within memory, no device ends above max·(1 + tau) and fewer devices lie within tau of the
+/// maximum than before. Never a larger stage bottleneck than X; loads within tau count as equal, so
+/// the answer does not follow last-bit noise. With one stage per device it is partition_robust().
+/// `earliest`: start instead from the earliest-cut chain within X (the latest-cut chain of the
+/// mirrored problem, mirrored back): the slack on the last stages. `balanced` = false: no local
+/// search (the starting chain itself). The evaluator simulates these chains and keeps the fastest
+/// (docs/performance.md "Noise-robust partition choice").
+/// Throws std::invalid_argument unless stage_device has one entry ≥ 0 per stage.
+const Partition& partition_interleaved(const PartitionProblem& problem,
+                                       const std::vector<int>& stage_device,
+                                       PartitionWorkspace& workspace, bool reference = false,
+                                       double first_limit = 0.0,
+                                       double tau = kPartitionTieTolerance, bool earliest = false,
+                                       bool balanced = true);
+
+/// Allocating variant of partition_interleaved().
+Partition partition_interleaved(const PartitionProblem& problem,
+                                const std::vector<int>& stage_device, bool reference = false,
+                                double tau = kPartitionTieTolerance, bool earliest = false,
+                                bool balanced = true);
+
+/// Three chains of partition_interleaved(), concatenated into `chains` (3·(stages + 1) cuts):
+/// latest-cut, latest-cut balanced, earliest-cut (not balanced: on the Llama-3-70B sweep its
+/// balanced form won 182 of 12,772 interleaved evaluations, by at most 3.8 %, for one more
+/// simulation each); each starting chain is computed once. False (and `chains` empty) if no
+/// partition fits.
+bool interleaved_candidates(const PartitionProblem& problem, const std::vector<int>& stage_device,
+                            PartitionWorkspace& workspace, std::vector<int>& chains,
+                            bool reference = false, double first_limit = 0.0,
+                            double tau = kPartitionTieTolerance);
+
+/// Largest device load of `bounds` (sum over each device's stages of T + c, in stage order), with
+/// stage σ on device stage_device[σ]; +infinity if the bounds are not a partition.
+double max_device_load(const PartitionProblem& problem, const std::vector<int>& stage_device,
+                       const std::vector<int>& bounds);
 
 /// Partial recomputation chosen per stage (Megatron-LM's --recompute-granularity full
 /// --recompute-method block --recompute-num-layers N, which recomputes the first N layers of

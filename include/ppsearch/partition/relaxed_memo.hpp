@@ -19,13 +19,15 @@ class RelaxedPartitionMemo {
 
   explicit RelaxedPartitionMemo(std::size_t capacity = kDefaultCapacity) : capacity_(capacity) {}
 
-  /// \brief The bounds stored for a problem with the same stages, time_s and comm_s (bit for bit),
-  /// or nullptr. The pointer stays valid until the next insert().
-  const std::vector<int>* find(const PartitionProblem& problem);
+  /// \brief The bounds stored for a problem with the same stages, time_s and comm_s (bit for bit)
+  /// and the same `layout` (the caller's code for how stages map to devices: the interleaved
+  /// choice depends on it, docs/performance.md "Noise-robust partition choice"), or nullptr. The
+  /// pointer stays valid until the next insert().
+  const std::vector<int>* find(const PartitionProblem& problem, int layout = 0);
 
-  /// \brief Stores the time-optimal bounds of `problem` (capacity +infinity), replacing the least
-  /// recently used entry when full.
-  void insert(const PartitionProblem& problem, const std::vector<int>& bounds);
+  /// \brief Stores the time-optimal bounds of `problem` (capacity +infinity) under `layout`,
+  /// replacing the least recently used entry when full.
+  void insert(const PartitionProblem& problem, const std::vector<int>& bounds, int layout = 0);
 
   std::size_t size() const { return entries_.size(); }
   std::uint64_t hits() const { return hits_; }
@@ -33,6 +35,7 @@ class RelaxedPartitionMemo {
  private:
   struct Entry {
     int stages = 0;  // 0: never matches (S >= 1)
+    int layout = 0;
     std::vector<double> time, comm;
     std::vector<int> bounds;
     std::uint64_t last_use = 0;
