@@ -282,6 +282,10 @@ void megatron_moe_flags(Builder& b, const ModelSpec& m, const TrainingSpec& t, c
     std::string modules = "core_attn";
     if (is_mla(m)) modules += " mla_up_proj";
     if (is_moe(m)) modules += " moe_act";
+    // training.selective_recompute = mla-up-proj: the up projections alone (docs/moe.md
+    // "Recomputation").
+    if (t.selective_recompute == SelectiveRecompute::kMlaUpProj && is_mla(m))
+      modules = "mla_up_proj";
     b.flag("--recompute-modules", modules);
   }
   // Multi-token prediction (docs/moe.md "MTP"), costed on the last pipeline stage, which is where
@@ -369,6 +373,20 @@ LaunchConfig megatron(const Problem& p, const ResultRow& r,
   }
   megatron_moe_flags(b, m, p.training, r);  // mixture of experts / MLA (docs/moe.md)
   if (r.zero_stage == 1) b.flag("--use-distributed-optimizer");
+  // training.optimizer_state_dtype = bf16-moments: Megatron-Core's precision-aware optimizer with
+  // bf16 Adam moments (docs/memory.md "Optimizer state"), which needs the distributed optimizer
+  // (megatron/core/optimizer/__init__.py).
+  if (p.training.optimizer_state_dtype == "bf16-moments") {
+    if (r.zero_stage == 1) {
+      b.flag("--use-precision-aware-optimizer");
+      b.flag("--exp-avg-dtype", "bf16");
+      b.flag("--exp-avg-sq-dtype", "bf16");
+    } else {
+      b.approx(
+          "training.optimizer_state_dtype = bf16-moments needs --use-distributed-optimizer "
+          "(ZeRO 1); the moments are left fp32");
+    }
+  }
   // The overlap the cost model assumes (evaluate.cpp: training.overlap_grad_reduce,
   // training.overlap_param_gather; items.cpp: cluster.tp_comm_overlap).
   if (r.dp > 1 && p.training.overlap_grad_reduce) b.flag("--overlap-grad-reduce");

@@ -83,6 +83,18 @@ double recompute_flops_per_step(const ModelSpec& m, int global_batch, Recompute 
         for (int i = 1; i < n; i += 2) per_token += 2 * mm[i].k * mm[i].n;
         return double(global_batch) * d.s * m.layers * per_token;
       }
+      if (how == SelectiveRecompute::kMlaUpProj) {
+        // Megatron-Core recompute_modules = [mla_up_proj] (multi_latent_attention.py): the q and
+        // kv up projections of an MLA layer run again (q's only with a q LoRA rank); nothing on
+        // other models.
+        if (m.mla_kv_lora_rank <= 0) return 0.0;
+        const double a = m.attention_heads;
+        const double qk = m.mla_qk_nope_head_dim + m.mla_qk_rope_head_dim;
+        const double up =
+            double(std::max(0, m.mla_q_lora_rank)) * a * qk +
+            double(m.mla_kv_lora_rank) * a * (m.mla_qk_nope_head_dim + m.mla_v_head_dim);
+        return double(global_batch) * d.s * m.layers * 2.0 * up;
+      }
       return double(global_batch) * d.s * m.layers * core_flops(d, d.s);
     case Recompute::kFull:
       return double(global_batch) * d.s * m.layers *
@@ -123,11 +135,23 @@ double skipped_fc2_flops_per_step(const ModelSpec& m, int global_batch) {
 // keeps 4/d B of fp32 parameters and 8/d B of moments, no 16-bit shard (the bf16 copies exist
 // only while gathered), and the sharded gradients are cast back to the parameter dtype after
 // the reduce-scatter (4/d B, ZeRO-2 and -3), so the optimizer needs no copy of them.
+//
+// With bf16_moments (Megatron-Core's precision-aware optimizer, --use-precision-aware-optimizer
+// with --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16 and fp32 main weights, as the
+// Megatron-Bridge DeepSeek-V3 recipes set: recipes/deepseek/deepseek_v3.py) the main weights stay
+// fp32 and the moments are bf16: 4 + 2 + 2 = 8 B (optimizer/__init__.py passes exp_avg_dtype and
+// exp_avg_sq_dtype to Transformer Engine's FusedAdam, NVIDIA/Megatron-LM@d98e8a64). The fp32
+// gradient copy is kept as above: with FP8 primary weights (MXFP8, current scaling) Megatron-Core
+// manages the fp32 main weights itself and copies the gradient with .float()
+// (distrib_optimizer.py _copy_model_grads_to_main_grads,
+// use_precision_aware_optimizer_no_fp8_or_ds_fp8 false).
 StaticSplit static_bytes_per_param(int zero, double dr, bool fp32_grads, bool bf16_state,
-                                   bool fsdp_fp32_params) {
+                                   bool fsdp_fp32_params, bool bf16_moments) {
   const double g = fp32_grads ? kFp32 : kBf16;
   const double copy = fp32_grads || bf16_state ? 0.0 : kFp32;
-  const double state = bf16_state ? 3.0 * kBf16 : 3.0 * kFp32;  // main weights, m, v
+  const double state = bf16_state     ? 3.0 * kBf16
+                       : bf16_moments ? kFp32 + 2.0 * kBf16
+                                      : 3.0 * kFp32;  // main weights, m, v
   StaticSplit b;
   b.weight = zero >= 3 ? kBf16 / dr : kBf16;
   b.grad = zero >= 2 ? g / dr : g;
@@ -180,9 +204,9 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
   const GroupShape cp_group = group_shape(c.cp, c.tp, ndom);
   const double dr = double(c.dp) * c.cp;
   const bool fp32_grads = pb.training.grad_reduce_in_fp32;
-  const StaticSplit bpp =
-      static_bytes_per_param(c.zero, dr, fp32_grads, pb.training.optimizer_state_dtype == "bf16",
-                             pb.training.fsdp_fp32_params);
+  const StaticSplit bpp = static_bytes_per_param(
+      c.zero, dr, fp32_grads, pb.training.optimizer_state_dtype == "bf16",
+      pb.training.fsdp_fp32_params, pb.training.optimizer_state_dtype == "bf16-moments");
   const double grad_elem = fp32_grads ? kFp32 : kBf16;
   // ZeRO-3 gathers weights and holds unsharded gradients only when there is a group to shard over.
   const bool zero3 = c.zero >= 3 && dr > 1;
@@ -375,9 +399,11 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
                                       : gemm_time(m, mm[i].n / t, mm[i].k, gpu, lp);
         }
         bwd_compute += ew_fwd;
-      } else {
+      } else if (pb.training.selective_recompute == SelectiveRecompute::kCoreAttention) {
         bwd_compute += att_fwd;
       }
+      // kMlaUpProj (Megatron-Core recompute_modules = [mla_up_proj]) keeps the core attention:
+      // only MLA's up projections run again, costed by apply_mla (moe.cpp).
     }
     L.fwd_s = fwd_compute + tp_fwd + cp_fwd;
     L.bwd_s = bwd_compute + bwd_comm;
@@ -435,7 +461,8 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
         kept += row_parallel ? mm[i].n / tsp : mm[i].n / t;
       }
       act = kBf16 * m * kept + a_lse;
-    } else if (c.recompute == Recompute::kSelective) {
+    } else if (c.recompute == Recompute::kSelective &&
+               pb.training.selective_recompute == SelectiveRecompute::kCoreAttention) {
       act = a_none - a_lse;  // core attention recomputed: its softmax statistics are not kept
     } else if (c.recompute == Recompute::kFull) {
       act = kBf16 * m * d.h / tsp;  // layer input only (Korthikanti Table 2)

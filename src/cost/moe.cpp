@@ -130,8 +130,11 @@ void apply_mla(const Problem& pb, const Candidate& c, ItemCost* L) {
   // --recompute-modules mla_up_proj, which the Megatron-Bridge DeepSeek-V3 recipes use,
   // scripts/performance/configs/deepseek/deepseek_workload_base_configs.py): Q, K and V are not
   // kept, the q and kv up GEMMs run again before the backward (docs/moe.md "Recomputation").
+  // training.selective_recompute = mla-up-proj recomputes these alone (the recipes'
+  // recompute_modules = ["mla_up_proj"], Megatron-Bridge deepseek_workload_base_configs.py).
   if (c.recompute == Recompute::kSelective &&
-      pb.training.selective_recompute == SelectiveRecompute::kCoreAttention) {
+      (pb.training.selective_recompute == SelectiveRecompute::kCoreAttention ||
+       pb.training.selective_recompute == SelectiveRecompute::kMlaUpProj)) {
     const double hq = a * m.head_dim, hkv = double(m.kv_heads) * m.head_dim;
     L->act_bytes = std::max(
         0.0, L->act_bytes - kBf16 * tokens * (hq + 2 * hkv) / t * pb.gpu.activation_overhead);
@@ -272,10 +275,11 @@ MoeItems moe_items(const Problem& pb, const Candidate& c, const Links& links,
   const bool fp32_grads = tr.grad_reduce_in_fp32;
   const double edp = expert_dp(c);
   const bool bf16_state = tr.optimizer_state_dtype == "bf16";  // docs/memory.md
+  const bool bf16_moments = tr.optimizer_state_dtype == "bf16-moments";
   const StaticSplit dense_bpp =
-      static_bytes_per_param(c.zero, dr, fp32_grads, bf16_state, tr.fsdp_fp32_params);
-  const StaticSplit expert_bpp =
-      static_bytes_per_param(c.zero, edp, fp32_grads, bf16_state, tr.fsdp_fp32_params);
+      static_bytes_per_param(c.zero, dr, fp32_grads, bf16_state, tr.fsdp_fp32_params, bf16_moments);
+  const StaticSplit expert_bpp = static_bytes_per_param(c.zero, edp, fp32_grads, bf16_state,
+                                                        tr.fsdp_fp32_params, bf16_moments);
   MoeItems out;
   out.dense_layer = dense_layer;
   if (is_mla(m)) {

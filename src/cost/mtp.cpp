@@ -121,9 +121,9 @@ ItemCost mtp_module_extra(const Problem& pb, const Candidate& c, const Links& li
   const double linear = 2.0 * h * h / t;
   x.params = linear + 3.0 * h + (own_table ? V * h / t : 0.0);
   const double dr = double(c.dp) * c.cp;
-  const StaticSplit bpp = static_bytes_per_param(c.zero, dr, pb.training.grad_reduce_in_fp32,
-                                                 pb.training.optimizer_state_dtype == "bf16",
-                                                 pb.training.fsdp_fp32_params);
+  const StaticSplit bpp = static_bytes_per_param(
+      c.zero, dr, pb.training.grad_reduce_in_fp32, pb.training.optimizer_state_dtype == "bf16",
+      pb.training.fsdp_fp32_params, pb.training.optimizer_state_dtype == "bf16-moments");
   x.weight_bytes = x.params * bpp.weight;
   x.grad_bytes = x.params * bpp.grad;
   x.optim_bytes = x.params * bpp.optim;

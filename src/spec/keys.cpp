@@ -377,13 +377,15 @@ std::vector<KeyDef> build_table() {
                        "cross entropy computed in place on the bf16 logits (no fp32 logits copy, "
                        "e.g. Transformer Engine's parallel cross entropy); docs/memory.md"));
   t.push_back(enum_key(
-      "training.selective_recompute", {"core-attention", "per-op"},
+      "training.selective_recompute", {"core-attention", "per-op", "mla-up-proj"},
       [](const Problem& p) { return static_cast<int>(p.training.selective_recompute); },
       [](Problem& p, int v) {
         p.training.selective_recompute = static_cast<SelectiveRecompute>(v);
       },
       "what recompute = selective recomputes: core-attention (Megatron-LM, Korthikanti et al.) or "
-      "per-op (torchtitan: keeps every other matmul output and attention); docs/memory.md"));
+      "per-op (torchtitan: keeps every other matmul output and attention); docs/memory.md; "
+      "mla-up-proj (MLA models: only the q/kv up projections, Megatron-Core recompute_modules "
+      "mla_up_proj; docs/moe.md \"Recomputation\")"));
   {
     KeyDef tokens = within(
         float_key("training.tokens", PPSEARCH_REF(double, training.tokens), kNoUnit, 0, false,
@@ -697,8 +699,11 @@ std::vector<KeyDef> build_table() {
   t.push_back(string_key("training.optimizer_state_dtype",
                          PPSEARCH_REF(std::string, training.optimizer_state_dtype),
                          "dtype of the optimizer's main weights and Adam moments: fp32, or bf16 "
-                         "(Apex DistributedFusedAdam dtype=bf16); default from training.stack",
-                         {"fp32", "bf16"}));
+                         "(Apex DistributedFusedAdam dtype=bf16); default from training.stack; "
+                         "bf16-moments: fp32 main weights, bf16 moments (Megatron-Core "
+                         "--use-precision-aware-optimizer --exp-avg-dtype bf16 "
+                         "--exp-avg-sq-dtype bf16)",
+                         {"fp32", "bf16", "bf16-moments"}));
   t.push_back(bool_key("training.fsdp_fp32_params", PPSEARCH_REF(bool, training.fsdp_fp32_params),
                        "under ZeRO-2/3 the sharded parameters and gradients are fp32 and are the "
                        "main weights (PyTorch FSDP mixed precision); default from training.stack"));

@@ -431,6 +431,18 @@ RunRecord read_row(const std::string& source, const CsvRecord& rec,
     run.linear_bias = *v == 1;
   // YaRN RoPE (docs/moe.md "YaRN RoPE"), empty = 0.
   if (auto v = r.integer("yarn_rope", 0, 1, true, "0 or 1, or empty (0)")) run.yarn_rope = *v == 1;
+  // Selective recomputation's flavour (docs/moe.md "Recomputation"), empty = the key's default.
+  run.selective_recompute = lower(r.text("selective_recompute"));
+  if (!run.selective_recompute.empty() && run.selective_recompute != "core-attention" &&
+      run.selective_recompute != "per-op" && run.selective_recompute != "mla-up-proj")
+    r.issue("selective_recompute",
+            "core-attention, per-op or mla-up-proj, or empty (training.selective_recompute)");
+  // The optimizer's state dtype (docs/memory.md "Optimizer state"), empty = the stack's value.
+  run.optimizer_state_dtype = lower(r.text("optimizer_state_dtype"));
+  if (!run.optimizer_state_dtype.empty() && run.optimizer_state_dtype != "fp32" &&
+      run.optimizer_state_dtype != "bf16" && run.optimizer_state_dtype != "bf16-moments")
+    r.issue("optimizer_state_dtype",
+            "fp32, bf16 or bf16-moments, or empty (training.optimizer_state_dtype)");
 
   // Cross-column rules, only when the columns they use are valid.
   if (issues->size() != before) return run;

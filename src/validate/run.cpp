@@ -133,6 +133,17 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
   if (run.stack.rfind("torchtitan", 0) == 0) {
     p->training.selective_recompute = SelectiveRecompute::kPerOp;
   }
+  // A stated flavour replaces it (docs/moe.md "Recomputation": the recipes' recompute_modules).
+  if (run.selective_recompute == "core-attention")
+    p->training.selective_recompute = SelectiveRecompute::kCoreAttention;
+  if (run.selective_recompute == "per-op")
+    p->training.selective_recompute = SelectiveRecompute::kPerOp;
+  if (run.selective_recompute == "mla-up-proj")
+    p->training.selective_recompute = SelectiveRecompute::kMlaUpProj;
+  // A stated optimizer state dtype (docs/memory.md "Optimizer state"), e.g. the precision-aware
+  // optimizer with bf16 moments of the Megatron-Bridge DeepSeek-V3 recipes.
+  if (!run.optimizer_state_dtype.empty())
+    p->training.optimizer_state_dtype = run.optimizer_state_dtype;
   // fp16 runs keep 16-bit main gradients: Megatron-LM sets accumulate_allreduce_grads_in_fp32
   // only for bf16 (megatron/training/arguments.py), so an fp16 run reduces in fp16
   // (docs/memory.md "Static memory").

@@ -57,7 +57,7 @@ best nvl72 --gpus 576 --model gpt3-175b --cluster gb200-nvl72
 best nvl8 --gpus 576 --model gpt3-175b --cluster gb200-nvl72 --set cluster.nvlink_domain_size=8
 differ nvl72 nvl8 "NVL72 vs 8-GPU NVLink domains, gpt3-175b, 576 GPUs"
 time_is nvl72 5.303
-time_is nvl8 5.817
+time_is nvl8 5.808
 
 # The placement is searched only on a costly spine, and reported per row.
 "$PY" - roce.csv ib.csv <<'PY' && ok "placement searched on RoCE ECMP only" || bad "placement"

@@ -257,9 +257,11 @@ TEST(RecipeFeatureColumns, ABadCellNamesItsColumnAndLine) {
   const std::size_t row = text.find("\nmb2606-gb200-dsv3-fp8mx,");
   ASSERT_NE(row, std::string::npos);
   const std::size_t eol = text.find('\n', row + 1);
-  // The recipe columns, then linear_bias and yarn_rope (empty on this row).
-  ASSERT_EQ(text.substr(eol - 8, 8), ",1,0,1,,");
-  text.replace(eol - 8, 8, ",1.5,2,1,,");
+  // The recipe columns, then linear_bias and yarn_rope (empty on this row), selective_recompute
+  // and optimizer_state_dtype (test_mla_recompute.cpp, test_precision_aware_optimizer.cpp).
+  const std::string tail = ",1,0,1,,,mla-up-proj,bf16-moments";
+  ASSERT_EQ(text.substr(eol - tail.size(), tail.size()), tail);
+  text.replace(eol - tail.size(), tail.size(), ",1.5,2,1,,,mla-up-proj,bf16-moments");
   try {
     parse_runs_csv(text, "runs-moe.csv");
     FAIL() << "accepted";

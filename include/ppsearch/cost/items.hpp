@@ -79,9 +79,11 @@ struct StaticSplit {
   double total() const { return weight + grad + optim + step; }  // Megatron's table
 };
 // bf16_state: main weights and moments in bf16 (training.optimizer_state_dtype = bf16);
-// fsdp_fp32_params: ZeRO-3 shards are the fp32 main weights (training.fsdp_fp32_params).
+// fsdp_fp32_params: ZeRO-3 shards are the fp32 main weights (training.fsdp_fp32_params);
+// bf16_moments: fp32 main weights, bf16 Adam moments (training.optimizer_state_dtype =
+// bf16-moments, Megatron-Core's precision-aware optimizer).
 StaticSplit static_bytes_per_param(int zero, double dr, bool fp32_grads, bool bf16_state = false,
-                                   bool fsdp_fp32_params = false);
+                                   bool fsdp_fp32_params = false, bool bf16_moments = false);
 
 // Per-GPU workspace outside the training tensors (docs/memory.md "Workspace"): the CUDA context
 // and library workspaces (gpu.memory_reserved_gb) plus gpu.comm_buffer_gb per NCCL communicator

@@ -14,7 +14,9 @@ enum class AttentionFlops : std::uint8_t { kFull, kCausal };
 // What "selective" recomputation recomputes (docs/memory.md "Activations"): Megatron's core
 // attention (Korthikanti et al.), or torchtitan's per-op policy, which keeps the outputs of
 // every other matmul and of attention and recomputes the rest.
-enum class SelectiveRecompute : std::uint8_t { kCoreAttention = 0, kPerOp = 1 };
+// kMlaUpProj: Megatron-Core recompute_modules = ["mla_up_proj"] alone (docs/moe.md
+// "Recomputation").
+enum class SelectiveRecompute : std::uint8_t { kCoreAttention = 0, kPerOp = 1, kMlaUpProj = 2 };
 enum class Recompute : std::uint8_t { kNone = 0, kSelective = 1, kFull = 2 };
 // Keep in step with schedule/schedule.hpp's ScheduleKind (same numeric values).
 enum class Schedule : std::uint8_t {

@@ -83,7 +83,7 @@ inline constexpr std::array<const char*, 29> kRunsColumns = {
 ///        model.attention_document_tokens key (empty = 0).
 ///        A fixed pipeline layout: `pp_layout`, the search.pp_layout key in Megatron-LM's
 ///        notation, pp·vpp segments (vpp empty: taken from the layout); empty = partitioned.
-inline constexpr std::array<const char*, 33> kRunsOptionalColumns = {
+inline constexpr std::array<const char*, 35> kRunsOptionalColumns = {
     "measured_peak_memory_gb",
     "memory_metric",
     "memory_derivation",
@@ -128,6 +128,12 @@ inline constexpr std::array<const char*, 33> kRunsOptionalColumns = {
     // Document-masked attention (docs/step-time.md "Document-masked attention"):
     // model.attention_document_tokens, empty = 0 (causal over the whole sequence).
     "attention_document_tokens",
+    // Selective recomputation's flavour (docs/moe.md "Recomputation"): training.selective_recompute
+    // (core-attention, per-op or mla-up-proj); empty = the key's default (per-op for torchtitan).
+    "selective_recompute",
+    // The optimizer's state dtype (docs/memory.md "Optimizer state"):
+    // training.optimizer_state_dtype (fp32, bf16 or bf16-moments); empty = the stack's value.
+    "optimizer_state_dtype",
     // A fixed pipeline layout (docs/memory.md "A fixed pipeline layout"): search.pp_layout in
     // Megatron-LM's notation, the recipe's own split; empty = the partitioner decides.
     "pp_layout",
@@ -192,6 +198,10 @@ struct RunRecord {
   bool yarn_rope = false;
   // Document-masked attention (docs/step-time.md): model.attention_document_tokens, empty = 0.
   int attention_document_tokens = 0;
+  // training.selective_recompute as the row states it ("" = not stated: the key's default).
+  std::string selective_recompute;
+  // training.optimizer_state_dtype as the row states it ("" = not stated: the stack's value).
+  std::string optimizer_state_dtype;
   // A fixed pipeline layout (docs/memory.md "A fixed pipeline layout"): search.pp_layout, with
   // pp·vpp segments for this row's model; empty = the partitioner decides.
   std::string pp_layout;
