@@ -69,6 +69,21 @@ struct Evaluator::Impl {
   // Step time (docs/step-time.md): ZeRO-2/3 last reduce-scatter, forward per micro-batch, and
   // the ZeRO-2/3 charges inside the micro-batches (per step).
   std::vector<double> dev_last_rs, dev_fwd, dev_dp_inline;
+  // Interleaved chain choice: what place() left for the best chain so far, swapped out so that
+  // the winner need not be placed and simulated again (docs/performance.md).
+  std::vector<double> best_dev[19];
+  ScheduleInput best_sched;
+  ScheduleResult best_sim;
+  void swap_placed() {
+    std::vector<double>* cur[19] = {&dev_static, &dev_transient,  &dev_params,   &dev_compute,
+                                    &dev_tp,     &dev_cp,         &dev_window,   &dev_mem,
+                                    &dev_finish, &dev_dp_exposed, &dev_dp_total, &dev_weight,
+                                    &dev_grad,   &dev_optim,      &dev_step,     &dev_last_rs,
+                                    &dev_fwd,    &dev_dp_inline,  &dev_expert};
+    for (int k = 0; k < 19; ++k) cur[k]->swap(best_dev[k]);
+    std::swap(sched, best_sched);
+    std::swap(sim, best_sim);
+  }
   EvalBreakdown bd;  // EvalOptions::want_breakdown only
   // The problem the item costs see: the stack's attention generation and element-wise fusion
   // folded into the GPU constants (docs/step-time.md "Software stacks").
@@ -788,9 +803,11 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     const bool even = pb.model.layers % S == 0;
     std::vector<int>& cand = I.chain_bounds;
     double best_time = std::numeric_limits<double>::infinity();
-    int best = -1, last_placed = -1;
+    int best = -1;
     double first_peak_all = 0;
     int first_rank_all = 0;
+    double best_peak = 0;
+    int best_rank = 0;
     for (int k = 0; k < n_chains + (even ? 1 : 0); ++k) {
       if (k < n_chains) {
         cand.assign(chains.begin() + k * width, chains.begin() + (k + 1) * width);
@@ -848,7 +865,6 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         }
       }
       const bool placed = place(cand, &peak, &peak_rank);
-      last_placed = k;
       if (k == 0) {
         if (!placed) {
           set_infeasible(&e, Infeasible::kSchedule);
@@ -861,13 +877,16 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         best_time = I.sim.time_s;
         best = k;
         bounds = cand;
+        best_peak = peak;
+        best_rank = peak_rank;
+        I.swap_placed();  // keep what place() left for this chain
       }
     }
     if (best >= 0) {
-      if (best != last_placed && !place(bounds, &peak, &peak_rank)) {
-        set_infeasible(&e, Infeasible::kSchedule);
-        return;
-      }
+      // The winner as place() left it (placing it again would give the same bits).
+      I.swap_placed();
+      peak = best_peak;
+      peak_rank = best_rank;
     } else {
       bounds.assign(chains.begin(), chains.begin() + width);
       peak = first_peak_all;
