@@ -797,6 +797,28 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     // per-device memory fits wins, an earlier one on a tie within the tolerance (so that
     // last-bit noise cannot pick). If none fits, the chain DP again with each chunk held
     // to 1/v of the device, and the fallbacks below.
+    // A lower bound on each device's simulated peak: its static bytes, the activations live at
+    // its first backward, its largest transient and the reserve. A chain above the capacity by
+    // that bound alone cannot fit; it is not simulated. Live at the first backward: one
+    // micro-batch on each of its chunks (a micro-batch's forward passes every chunk before its
+    // backward starts); for interleaved 1F1B all the warm-up forwards, in_flight() per chunk.
+    auto memory_over = [&](const std::vector<int>& b) {
+      std::vector<double>& low = I.chunk_need;
+      low.assign(P, 0.0);
+      std::vector<double>& tr = I.dev_need;
+      tr.assign(P, 0.0);
+      for (int st = 0; st < S; ++st) {
+        const int d = dev_of(st);
+        const double live = c.schedule == Schedule::kInterleaved1F1B ? pp.in_flight[st] : 1.0;
+        for (int i = b[st]; i < b[st + 1]; ++i) {
+          low[d] += pp.static_bytes[i] + live * pp.act_bytes[i];
+          tr[d] = std::max(tr[d], pp.transient_bytes[i]);
+        }
+      }
+      bool over = false;
+      for (int d = 0; d < P && !over; ++d) over = low[d] + tr[d] + cc.extra_bytes > cap;
+      return over;
+    };
     const std::vector<int>& chains = relaxed_bounds();
     const std::size_t width = static_cast<std::size_t>(S) + 1;
     const int n_chains = static_cast<int>(chains.size() / width);
@@ -808,6 +830,13 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     int first_rank_all = 0;
     double best_peak = 0;
     int best_rank = 0;
+    // The chains placed below and what place() gave (none of them fits when no chain wins), so
+    // that the fallbacks do not place one of them again.
+    int n_tried = 0;
+    int tried_k[8];
+    bool tried_ok[8];
+    double tried_peak[8];
+    int tried_rank[8];
     for (int k = 0; k < n_chains + (even ? 1 : 0); ++k) {
       if (k < n_chains) {
         cand.assign(chains.begin() + k * width, chains.begin() + (k + 1) * width);
@@ -823,27 +852,8 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       }
       if (seen) continue;
       if (k > 0) {
-        // A lower bound on each device's simulated peak: its static bytes, the activations
-        // live at its first backward, its largest transient and the reserve. A candidate above
-        // the capacity by that bound alone cannot win; it is not simulated. Live at the first
-        // backward: one micro-batch on each of its chunks (a micro-batch's forward passes
-        // every chunk before its backward starts); for interleaved 1F1B all the warm-up
-        // forwards, in_flight() per chunk.
+        if (memory_over(cand)) continue;
         std::vector<double>& low = I.chunk_need;
-        low.assign(P, 0.0);
-        std::vector<double>& tr = I.dev_need;
-        tr.assign(P, 0.0);
-        for (int st = 0; st < S; ++st) {
-          const int d = dev_of(st);
-          const double live = c.schedule == Schedule::kInterleaved1F1B ? pp.in_flight[st] : 1.0;
-          for (int i = cand[st]; i < cand[st + 1]; ++i) {
-            low[d] += pp.static_bytes[i] + live * pp.act_bytes[i];
-            tr[d] = std::max(tr[d], pp.transient_bytes[i]);
-          }
-        }
-        bool over = false;
-        for (int d = 0; d < P && !over; ++d) over = low[d] + tr[d] + cc.extra_bytes > cap;
-        if (over) continue;
         // A lower bound on the makespan of device d (stage d is its first, interleaved and
         // V-shape alike): it runs every op of its chunks for all M micro-batches one after
         // another (the item times are the op durations), cannot start before the first
@@ -865,6 +875,13 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         }
       }
       const bool placed = place(cand, &peak, &peak_rank);
+      if (n_tried < 8) {
+        tried_k[n_tried] = k;
+        tried_ok[n_tried] = placed;
+        tried_peak[n_tried] = peak;
+        tried_rank[n_tried] = peak_rank;
+        ++n_tried;
+      }
       if (k == 0) {
         if (!placed) {
           set_infeasible(&e, Infeasible::kSchedule);
@@ -895,11 +912,36 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     if (peak > cap) {
       const double first_peak = peak;
       const int first_rank = peak_rank;
+      // The index among the chains placed above of one equal to `b` that did not fit (place()
+      // failed or its peak is over the capacity), or −1.
+      auto tried_unfit = [&](const std::vector<int>& b) {
+        for (int t = 0; t < n_tried; ++t) {
+          if (tried_ok[t] && !(tried_peak[t] > cap)) continue;
+          const int k = tried_k[t];
+          bool same = true;
+          if (k < n_chains) {
+            same = std::equal(b.begin(), b.end(), chains.begin() + k * width);
+          } else {  // Megatron's even layout
+            const int per = pb.model.layers / S;
+            same = b[0] == 0 && b[S] == pb.model.layers + 2;
+            for (int st = 1; st < S && same; ++st) same = b[st] == st * per + 1;
+          }
+          if (same) return t;
+        }
+        return -1;
+      };
+      // Whether `b` fits, placed and simulated, unless it is known not to: a chain that did not
+      // fit above, or one above the capacity by the lower bound alone (place() would give a
+      // peak above it, or fail).
+      auto fits = [&](const std::vector<int>& b) {
+        if (tried_unfit(b) >= 0 || memory_over(b)) return false;
+        return place(b, &peak, &peak_rank) && peak <= cap;
+      };
       const Partition& part = run_partitioner(pp);
       bool ok = part.feasible;
       if (ok) {
         bounds = part.bounds;
-        ok = place(bounds, &peak, &peak_rank) && peak <= cap;
+        ok = fits(bounds);
       }
       if (!ok) {
         // Second try: instead of 1/v of the device per chunk, each chunk gets the device's
@@ -933,7 +975,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         const Partition& part2 = run_partitioner(budgeted);
         if (part2.feasible) {
           bounds = part2.bounds;
-          ok = place(bounds, &peak, &peak_rank) && peak <= cap;
+          ok = fits(bounds);
         }
       }
       double need_bytes = first_peak;
@@ -947,7 +989,15 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         bounds.assign(S + 1, 0);
         for (int st = 1; st < S; ++st) bounds[st] = st * per + 1;
         bounds[S] = pb.model.layers + 2;
-        if (place(bounds, &peak, &peak_rank)) {
+        bool placed = false;
+        if (const int t = tried_unfit(bounds); t >= 0) {  // placed above: its figures
+          placed = tried_ok[t];
+          peak = tried_peak[t];
+          peak_rank = tried_rank[t];
+        } else {
+          placed = place(bounds, &peak, &peak_rank);
+        }
+        if (placed) {
           ok = peak <= cap;
           if (peak < need_bytes) {
             need_bytes = peak;
