@@ -615,14 +615,57 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     for (int s = 0; s < S; ++s) {
       const int d = dev_of(s);
       const int d2 = dual ? P - 1 - s : d;
-      for (int i = bounds[s]; i < bounds[s + 1]; ++i) {
+      if (!dual) {
+        // The same additions in the same order as the general loop below, in locals (the
+        // stores through the vectors, which may alias, kept them in memory).
+        double f = 0, bw = 0, wg = 0, ab = 0, wk = 0;
+        double st = I.dev_static[d], we = I.dev_weight[d], gr = I.dev_grad[d], op = I.dev_optim[d],
+               sp = I.dev_step[d], pa = I.dev_params[d], ex = I.dev_expert[d],
+               tr = I.dev_transient[d], cm = I.dev_compute[d], tp = I.dev_tp[d], cpc = I.dev_cp[d];
+        for (int i = bounds[s]; i < bounds[s + 1]; ++i) {
+          const ItemCost& it = item(i);
+          f += it.fwd_s;
+          bw += it.bwd_s;
+          wg += it.wgt_s;
+          ab += it.act_bytes;
+          wk += it.wkeep_bytes;
+          st += it.static_bytes;
+          we += it.weight_bytes;
+          gr += it.grad_bytes;
+          op += it.optim_bytes;
+          sp += it.step_bytes;
+          pa += it.params;
+          ex += it.expert_params;
+          tr = std::max(tr, it.transient_bytes);
+          cm += share * it.compute_s;
+          tp += share * it.tp_comm_s;
+          cpc += share * it.cp_comm_s;
+        }
+        si.fwd_s[s] = f;
+        si.bwd_s[s] = bw;
+        si.wgt_s[s] = wg;
+        si.act_bytes[s] = ab;
+        si.wkeep_bytes[s] = wk;
+        I.dev_static[d] = st;
+        I.dev_weight[d] = we;
+        I.dev_grad[d] = gr;
+        I.dev_optim[d] = op;
+        I.dev_step[d] = sp;
+        I.dev_params[d] = pa;
+        I.dev_expert[d] = ex;
+        I.dev_transient[d] = tr;
+        I.dev_compute[d] = cm;
+        I.dev_tp[d] = tp;
+        I.dev_cp[d] = cpc;
+      }
+      for (int i = bounds[s]; i < bounds[s + 1] && dual; ++i) {
         const ItemCost& it = item(i);
         si.fwd_s[s] += it.fwd_s;
         si.bwd_s[s] += it.bwd_s;
         si.wgt_s[s] += it.wgt_s;
         si.act_bytes[s] += it.act_bytes;
         si.wkeep_bytes[s] += it.wkeep_bytes;
-        for (int k = 0; k < (dual ? 2 : 1); ++k) {
+        for (int k = 0; k < 2; ++k) {
           const int dd = k == 0 ? d : d2;
           I.dev_static[dd] += it.static_bytes;
           I.dev_weight[dd] += it.weight_bytes;
