@@ -1015,6 +1015,10 @@ struct PartitionKernels {
     out.clear();
     for (const bool earliest : {false, true}) {
       start_chain(p, ws, ref, first_limit, tau, earliest);
+      // The mirrored problem has the same optimum up to rounding: the latest-cut chain's
+      // bottleneck is a first limit that saves its passes below (any first limit gives the same
+      // chain, fast()).
+      if (!earliest && ws.m_result.feasible) first_limit = ws.m_result.bottleneck_s;
       if (!ws.m_result.feasible) {
         out.clear();
         return false;
