@@ -483,9 +483,10 @@ struct PartitionKernels {
   // With tau > 0 the backtrack runs at optimum·(1 + tau) (partition_robust()): the table of a
   // pass holds every cell of every partition within its limit (see band_dp), so the pass that
   // found the optimum serves if its limit reaches that far; otherwise one more pass at it.
+  // `checked`: the caller has run validate_shape(p) already.
   static const Partition& fast(const PartitionProblem& p, PartitionWorkspace& ws,
-                               double first_limit = 0.0, double tau = 0.0) {
-    validate_shape(p);
+                               double first_limit = 0.0, double tau = 0.0, bool checked = false) {
+    if (!checked) validate_shape(p);
     prepare(p, ws);
     Partition& result = ws.m_result;
     reset(result);
@@ -811,7 +812,7 @@ struct PartitionKernels {
   // partition_robust(): the exact optimum B*, then the latest-cut partition within B*·(1 + tau)
   // (the probe's witness; the reference path backtracks its own table at that limit).
   static const Partition& robust(const PartitionProblem& p, PartitionWorkspace& ws, bool ref,
-                                 double first_limit, double tau) {
+                                 double first_limit, double tau, bool checked = false) {
     if (!(tau >= 0.0) || !(tau < 1.0)) {
       throw std::invalid_argument("partition_robust: tau = " + std::to_string(tau) +
                                   ": must be in [0, 1)");
@@ -822,7 +823,7 @@ struct PartitionKernels {
       return ws.m_result;
     }
     // A first limit just above the tolerance limit lets one pass serve both (fast()).
-    return fast(p, ws, first_limit * (1.0 + 2.0 * tau), tau);
+    return fast(p, ws, first_limit * (1.0 + 2.0 * tau), tau, checked);
   }
 
   static void check_devices(const PartitionProblem& p, const std::vector<int>& stage_device) {
@@ -949,10 +950,12 @@ struct PartitionKernels {
   }
 
   // The starting chain of partition_interleaved() in ws.m_result, its limit X in m_tie_limit.
+  // The callers have run validate_shape(p) (the mirrored problem then passes it too: the same
+  // entries in reverse order).
   static void start_chain(const PartitionProblem& p, PartitionWorkspace& ws, bool ref,
                           double first_limit, double tau, bool earliest) {
     if (!earliest) {
-      robust(p, ws, ref, first_limit, tau);
+      robust(p, ws, ref, first_limit, tau, true);
       return;
     }
     // The earliest-cut chain is the latest-cut chain of the mirrored problem (items and
@@ -970,7 +973,7 @@ struct PartitionKernels {
     mirror.capacity_bytes = p.capacity_bytes;
     mirror.stages = p.stages;
     // Its own workspace: the prefix sums of neither problem are rebuilt on the next call.
-    robust(mirror, mws, ref, first_limit, tau);
+    robust(mirror, mws, ref, first_limit, tau, true);
     prepare(p, ws);  // a no-op when ws holds this problem's items already
     ws.m_tie_limit = mws.m_tie_limit;
     Partition& mirrored = ws.m_result;
