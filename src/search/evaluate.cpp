@@ -851,12 +851,15 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       std::vector<double>& tr = I.dev_need;
       tr.assign(P, 0.0);
       for (int st = 0; st < S; ++st) {
-        const int d = dev_of(st);
+        const int d = I.stage_device[st];
         const double live = c.schedule == Schedule::kInterleaved1F1B ? pp.in_flight[st] : 1.0;
+        double lo = low[d], t = tr[d];  // in locals: the same operations, kept in registers
         for (int i = b[st]; i < b[st + 1]; ++i) {
-          low[d] += pp.static_bytes[i] + live * pp.act_bytes[i];
-          tr[d] = std::max(tr[d], pp.transient_bytes[i]);
+          lo += pp.static_bytes[i] + live * pp.act_bytes[i];
+          t = std::max(t, pp.transient_bytes[i]);
         }
+        low[d] = lo;
+        tr[d] = t;
       }
       bool over = false;
       for (int d = 0; d < P && !over; ++d) over = low[d] + tr[d] + cc.extra_bytes > cap;
@@ -907,8 +910,9 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
           std::fill(low.begin(), low.end(), 0.0);
           double head = 0, bound = 0;
           for (int st = 0; st < S; ++st) {
-            const int d = dev_of(st);
-            for (int i = cand[st]; i < cand[st + 1]; ++i) low[d] += pp.time_s[i];
+            double lo = low[I.stage_device[st]];
+            for (int i = cand[st]; i < cand[st + 1]; ++i) lo += pp.time_s[i];
+            low[I.stage_device[st]] = lo;
           }
           for (int d = 0; d < P; ++d) {
             bound = std::max(bound, head + M * low[d]);
