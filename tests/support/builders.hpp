@@ -62,9 +62,9 @@ inline Problem gpt175b_a100() {
   return p;
 }
 
-// Qwen3-30B-A3B-shaped MoE (8 of its layers: 128 experts of width 768, top 8) in FP8 on the H200
-// problem above with an FP8 peak; `mxfp8` makes the GPU MXFP8-capable (Blackwell).
-inline Problem qwen3_30b_fp8_like(Fp8Recipe recipe, bool mxfp8) {
+// Qwen3-30B-A3B-shaped MoE (8 of its layers: 128 experts of width 768, top 8) at sequence `seq`
+// in BF16 on the H200 problem above, 8 GPUs.
+inline Problem qwen3_30b_like(int seq = 4096) {
   Problem p = llama70b_h200();
   p.model.layers = 8;
   p.model.hidden_size = 2048;
@@ -73,17 +73,41 @@ inline Problem qwen3_30b_fp8_like(Fp8Recipe recipe, bool mxfp8) {
   p.model.kv_heads = 4;
   p.model.head_dim = 128;
   p.model.vocab_size = 151936;
-  p.model.seq_length = 4096;
+  p.model.seq_length = seq;
   p.model.moe_experts = 128;
   p.model.moe_top_k = 8;
   p.model.moe_ffn_hidden_size = 768;
+  p.training.global_batch_size = 64;
+  p.gpus = {8};
+  return p;
+}
+
+// The same in FP8 with an FP8 peak; `mxfp8` makes the GPU MXFP8-capable (Blackwell).
+inline Problem qwen3_30b_fp8_like(Fp8Recipe recipe, bool mxfp8) {
+  Problem p = qwen3_30b_like();
   p.gpu.peak_fp8_flop_per_s = 1979e12;
   p.gpu.gemm_efficiency_fp8 = 0.6;
   p.gpu.mxfp8 = mxfp8;
   p.training.precision = "fp8";
   p.training.fp8_recipe = recipe;
+  return p;
+}
+
+// GPT-OSS-120B's attention shape (configs/models/gpt-oss-120b.ini: 64 query heads and 8 KV heads
+// of 64, hidden 2880, vocabulary 201,088, 4k sequences) on the H200 problem above, 36 dense
+// layers of width 2880; a test adds the feature it exercises (window, YaRN, MoE with biases).
+inline Problem gpt_oss_dense_like() {
+  Problem p = llama70b_h200();
+  p.model.layers = 36;
+  p.model.hidden_size = 2880;
+  p.model.ffn_hidden_size = 2880;
+  p.model.attention_heads = 64;
+  p.model.kv_heads = 8;
+  p.model.head_dim = 64;
+  p.model.vocab_size = 201088;
+  p.model.seq_length = 4096;
   p.training.global_batch_size = 64;
-  p.gpus = {8};
+  p.gpus = {64};
   return p;
 }
 

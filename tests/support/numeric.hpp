@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <random>
 
 namespace ppsearch::test {
 
@@ -16,6 +17,18 @@ inline std::uint32_t base_seed() {
     return static_cast<std::uint32_t>(std::strtoul(s, nullptr, 10));
   }
   return 20240601u;
+}
+
+// Uniform in [lo, hi) from 53 random bits of a 64-bit engine, independent of the standard
+// library's distributions (the same sequence on every platform).
+inline double uniform(std::mt19937_64& rng, double lo, double hi) {
+  const double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
+  return lo + (hi - lo) * u;
+}
+
+// Uniform integer in [lo, hi] (inclusive), as uniform().
+inline int uniform_int(std::mt19937_64& rng, int lo, int hi) {
+  return lo + static_cast<int>(rng() % static_cast<std::uint64_t>(hi - lo + 1));
 }
 
 // Relative closeness with an absolute floor for values near 0.

@@ -14,24 +14,13 @@
 namespace ppsearch {
 namespace {
 
-using test::llama70b_h200;
 using test::make_candidate;
 
 // GPT-OSS-120B's attention shape (Megatron-Bridge gpt_oss_provider.py) on a dense stand-in.
 Problem gpt_oss_like(int window, int skip) {
-  Problem p = llama70b_h200();
-  p.model.layers = 36;
-  p.model.hidden_size = 2880;
-  p.model.ffn_hidden_size = 2880;
-  p.model.attention_heads = 64;
-  p.model.kv_heads = 8;
-  p.model.head_dim = 64;
-  p.model.vocab_size = 201088;
-  p.model.seq_length = 4096;
+  Problem p = test::gpt_oss_dense_like();
   p.model.attention_window = window;
   p.model.window_attn_skip_freq = skip;
-  p.training.global_batch_size = 64;
-  p.gpus = {64};
   return p;
 }
 

@@ -18,21 +18,12 @@ using test::make_candidate;
 
 // GPT-OSS-120B's shape (configs/models/gpt-oss-120b.ini) on the builders' H200 cluster.
 Problem gpt_oss_like(bool bias) {
-  Problem p = llama70b_h200();
-  p.model.layers = 36;
-  p.model.hidden_size = 2880;
-  p.model.ffn_hidden_size = 2880;
-  p.model.attention_heads = 64;
-  p.model.kv_heads = 8;
-  p.model.head_dim = 64;
-  p.model.vocab_size = 201088;
-  p.model.seq_length = 4096;
+  Problem p = test::gpt_oss_dense_like();
   p.model.moe_experts = 128;
   p.model.moe_top_k = 4;
   p.model.moe_ffn_hidden_size = 2880;
   p.model.linear_bias = bias;
   p.training.global_batch_size = 256;
-  p.gpus = {64};
   return p;
 }
 

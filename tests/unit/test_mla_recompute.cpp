@@ -10,6 +10,7 @@
 #include <string>
 
 #include "../support/builders.hpp"
+#include "../support/runs_text.hpp"
 #include "ppsearch/cost/comm.hpp"
 #include "ppsearch/cost/gemm.hpp"
 #include "ppsearch/cost/items.hpp"
@@ -118,15 +119,9 @@ TEST(MlaUpProjRecompute, RecomputeFlopsAreTheUpGemmsByHand) {
       1.0, 1e-12);
 }
 
-std::string moe_runs_text() {
-  std::ifstream in(std::string(PPSEARCH_SOURCE_DIR) + "/tests/validation/runs-moe.csv");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 TEST(MlaUpProjColumn, RowsStateTheFlavourAndTheValidatorAppliesIt) {
-  const std::vector<RunRecord> runs = parse_runs_csv(moe_runs_text(), "runs-moe.csv");
+  const std::vector<RunRecord> runs =
+      parse_runs_csv(test::validation_text("runs-moe.csv"), "runs-moe.csv");
   int stated = 0;
   for (const RunRecord& r : runs) {
     if (r.selective_recompute.empty()) continue;
@@ -143,13 +138,10 @@ TEST(MlaUpProjColumn, RowsStateTheFlavourAndTheValidatorAppliesIt) {
 }
 
 TEST(MlaUpProjColumn, ABadCellNamesItsColumnAndLine) {
-  std::string text = moe_runs_text();
-  const std::size_t row = text.find("\nmb2602-gb200-dsv3-fp8mx,");
-  ASSERT_NE(row, std::string::npos);
-  const std::size_t eol = text.find('\n', row + 1);
-  const std::string cell = ",mla-up-proj,bf16-moments";
-  ASSERT_EQ(text.substr(eol - cell.size(), cell.size()), cell);
-  text.replace(eol - cell.size(), cell.size(), ",mla_up_proj,bf16-moments");
+  std::string text = test::validation_text("runs-moe.csv"), was;
+  ASSERT_TRUE(test::replace_cell(&text, "mb2602-gb200-dsv3-fp8mx", "selective_recompute",
+                                 "mla_up_proj", &was));
+  ASSERT_EQ(was, "mla-up-proj");
   try {
     parse_runs_csv(text, "runs-moe.csv");
     FAIL() << "accepted";

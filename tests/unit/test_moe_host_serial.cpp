@@ -16,28 +16,13 @@
 namespace ppsearch {
 namespace {
 
-using test::llama70b_h200;
 using test::make_candidate;
 
 // A Qwen3-30B-A3B-like MoE model (128 experts, top-8, 768-wide experts) at sequence `seq`.
 Problem qwen3_like(int seq, MoeDispatcher d, const char* scope) {
-  Problem p = llama70b_h200();
-  ModelSpec& m = p.model;
-  m.layers = 8;
-  m.hidden_size = 2048;
-  m.ffn_hidden_size = 6144;
-  m.attention_heads = 32;
-  m.kv_heads = 4;
-  m.head_dim = 128;
-  m.vocab_size = 151936;
-  m.seq_length = seq;
-  m.moe_experts = 128;
-  m.moe_top_k = 8;
-  m.moe_ffn_hidden_size = 768;
-  p.training.global_batch_size = 64;
+  Problem p = test::qwen3_30b_like(seq);
   p.training.moe_dispatcher = static_cast<int>(d);
   p.training.cuda_graph_scope = scope;
-  p.gpus = {8};
   return p;
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "../support/builders.hpp"
+#include "../support/runs_text.hpp"
 #include "ppsearch/cost/comm.hpp"
 #include "ppsearch/cost/gemm.hpp"
 #include "ppsearch/cost/items.hpp"
@@ -205,13 +206,6 @@ TEST(CombinedOneFOneB, TheMoeLayerExposesWhatTheClosedFormLeaves) {
 
 // ---- runs-moe.csv columns -------------------------------------------------------------------
 
-std::string moe_runs_text() {
-  std::ifstream in(std::string(PPSEARCH_SOURCE_DIR) + "/tests/validation/runs-moe.csv");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 const RunRecord& find_run(const std::vector<RunRecord>& runs, const std::string& id) {
   for (const RunRecord& r : runs)
     if (r.id == id) return r;
@@ -220,7 +214,7 @@ const RunRecord& find_run(const std::vector<RunRecord>& runs, const std::string&
 }
 
 TEST(RecipeFeatureColumns, AreReadAndReachTheTrainingKeys) {
-  const std::string text = moe_runs_text();
+  const std::string text = test::validation_text("runs-moe.csv");
   const std::vector<RunRecord> runs = parse_runs_csv(text, "runs-moe.csv");
   // DeepSeek-V3 GB200 MXFP8 26.06: overlap and the fused MLP, no FP8 attention (the recipe's
   // DEEPSEEK_V3_PRETRAIN_CONFIG_GB200_FP8_MX_V1 sets no fp8_dot_product_attention).
@@ -253,15 +247,11 @@ TEST(RecipeFeatureColumns, AreReadAndReachTheTrainingKeys) {
 }
 
 TEST(RecipeFeatureColumns, ABadCellNamesItsColumnAndLine) {
-  std::string text = moe_runs_text();
-  const std::size_t row = text.find("\nmb2606-gb200-dsv3-fp8mx,");
-  ASSERT_NE(row, std::string::npos);
-  const std::size_t eol = text.find('\n', row + 1);
-  // The recipe columns, then linear_bias and yarn_rope (empty on this row), selective_recompute
-  // and optimizer_state_dtype (test_mla_recompute.cpp, test_precision_aware_optimizer.cpp).
-  const std::string tail = ",1,0,1,,,mla-up-proj,bf16-moments";
-  ASSERT_EQ(text.substr(eol - tail.size(), tail.size()), tail);
-  text.replace(eol - tail.size(), tail.size(), ",1.5,2,1,,,mla-up-proj,bf16-moments");
+  std::string text = test::validation_text("runs-moe.csv"), was;
+  ASSERT_TRUE(test::replace_cell(&text, "mb2606-gb200-dsv3-fp8mx", "moe_a2a_overlap", "1.5", &was));
+  ASSERT_EQ(was, "1");
+  ASSERT_TRUE(test::replace_cell(&text, "mb2606-gb200-dsv3-fp8mx", "fp8_attention", "2", &was));
+  ASSERT_EQ(was, "0");
   try {
     parse_runs_csv(text, "runs-moe.csv");
     FAIL() << "accepted";

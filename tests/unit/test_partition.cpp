@@ -13,28 +13,21 @@
 #include <string>
 #include <vector>
 
+#include "../support/numeric.hpp"
 #include "ppsearch/partition/partition.hpp"
 
 namespace ppsearch {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+using test::uniform;
+using test::uniform_int;
 
 std::uint64_t base_seed() {
   if (const char* env = std::getenv("PPSEARCH_TEST_SEED")) {
     return std::strtoull(env, nullptr, 10);
   }
   return 20240611ULL;
-}
-
-double uniform(std::mt19937_64& rng, double lo, double hi) {
-  // 53 random bits -> [0, 1); independent of the standard library's distributions.
-  const double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
-  return lo + (hi - lo) * u;
-}
-
-int uniform_int(std::mt19937_64& rng, int lo, int hi) {  // inclusive
-  return lo + static_cast<int>(rng() % static_cast<std::uint64_t>(hi - lo + 1));
 }
 
 bool coin(std::mt19937_64& rng, double p) { return uniform(rng, 0.0, 1.0) < p; }

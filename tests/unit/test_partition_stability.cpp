@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/numeric.hpp"
 #include "ppsearch/partition/partition.hpp"
 #include "ppsearch/partition/relaxed_memo.hpp"
 
@@ -23,21 +24,14 @@ namespace ppsearch {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+using test::uniform;
+using test::uniform_int;
 
 std::uint64_t base_seed() {
   if (const char* env = std::getenv("PPSEARCH_TEST_SEED")) {
     return std::strtoull(env, nullptr, 10);
   }
   return 20261201ULL;
-}
-
-double uniform(std::mt19937_64& rng, double lo, double hi) {
-  const double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
-  return lo + (hi - lo) * u;
-}
-
-int uniform_int(std::mt19937_64& rng, int lo, int hi) {  // inclusive
-  return lo + static_cast<int>(rng() % static_cast<std::uint64_t>(hi - lo + 1));
 }
 
 // A transformer-like chain: embedding, `layers` equal layers (the time of one layer is the sum

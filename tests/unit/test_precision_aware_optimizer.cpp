@@ -8,6 +8,7 @@
 #include <string>
 
 #include "../support/builders.hpp"
+#include "../support/runs_text.hpp"
 #include "ppsearch/cost/comm.hpp"
 #include "ppsearch/cost/items.hpp"
 #include "ppsearch/cost/moe.hpp"
@@ -65,15 +66,9 @@ TEST(Bf16Moments, ExpertAndDenseStateOfAMoeLayer) {
   EXPECT_DOUBLE_EQ(f.act_bytes, b.act_bytes);
 }
 
-std::string moe_runs_text() {
-  std::ifstream in(std::string(PPSEARCH_SOURCE_DIR) + "/tests/validation/runs-moe.csv");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 TEST(Bf16Moments, DeepSeekV3RowsStateItAndTheValidatorAppliesIt) {
-  const std::vector<RunRecord> runs = parse_runs_csv(moe_runs_text(), "runs-moe.csv");
+  const std::vector<RunRecord> runs =
+      parse_runs_csv(test::validation_text("runs-moe.csv"), "runs-moe.csv");
   int stated = 0;
   for (const RunRecord& r : runs) {
     const bool dsv3 = r.id.find("-dsv3-") != std::string::npos;
@@ -89,13 +84,10 @@ TEST(Bf16Moments, DeepSeekV3RowsStateItAndTheValidatorAppliesIt) {
 }
 
 TEST(Bf16Moments, ABadCellNamesItsColumnAndLine) {
-  std::string text = moe_runs_text();
-  const std::size_t row = text.find("\nmb2604-gb200-dsv3-fp8mx,");
-  ASSERT_NE(row, std::string::npos);
-  const std::size_t eol = text.find('\n', row + 1);
-  const std::string cell = ",bf16-moments";
-  ASSERT_EQ(text.substr(eol - cell.size(), cell.size()), cell);
-  text.replace(eol - cell.size(), cell.size(), ",bf16_moments");
+  std::string text = test::validation_text("runs-moe.csv"), was;
+  ASSERT_TRUE(test::replace_cell(&text, "mb2604-gb200-dsv3-fp8mx", "optimizer_state_dtype",
+                                 "bf16_moments", &was));
+  ASSERT_EQ(was, "bf16-moments");
   try {
     parse_runs_csv(text, "runs-moe.csv");
     FAIL() << "accepted";
