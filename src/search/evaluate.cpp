@@ -996,7 +996,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         // holds more in-flight micro-batches or the embedding gets more), as per-stage
         // budgets (capacity − budget enters as the stage's reserve E_σ). The device
         // memory is again checked on the simulated op order.
-        const std::vector<int>& rb = relaxed_bounds();
+        const std::vector<int>& rb = chains;  // relaxed_bounds(), the latest-cut chain first
         std::vector<double>& need = I.chunk_need;
         need.assign(S, 0.0);
         std::vector<double>& dev_need = I.dev_need;
