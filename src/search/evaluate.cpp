@@ -70,7 +70,8 @@ struct Evaluator::Impl {
   // the ZeRO-2/3 charges inside the micro-batches (per step).
   std::vector<double> dev_last_rs, dev_fwd, dev_dp_inline;
   // Interleaved chain choice: what place() left for the best chain so far, swapped out so that
-  // the winner need not be placed and simulated again (docs/performance.md).
+  // the winner need not be placed and simulated again (docs/performance.md "Chain choice
+  // speed"). Every vector that place() writes must be listed in swap_placed().
   std::vector<double> best_dev[19];
   ScheduleInput best_sched;
   ScheduleResult best_sim;
