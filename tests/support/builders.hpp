@@ -62,6 +62,19 @@ inline Problem gpt175b_a100() {
   return p;
 }
 
+// Llama 3 8B's layer shape (hidden 4096, FFN 14336, 32 heads, 8 KV heads of 128) with `layers`
+// layers on the H200 problem above; a test sets the vocabulary, sequence, batch and GPUs it needs.
+inline Problem llama8b_like(int layers) {
+  Problem p = llama70b_h200();
+  p.model.layers = layers;
+  p.model.hidden_size = 4096;
+  p.model.ffn_hidden_size = 14336;
+  p.model.attention_heads = 32;
+  p.model.kv_heads = 8;
+  p.model.head_dim = 128;
+  return p;
+}
+
 // Qwen3-30B-A3B-shaped MoE (8 of its layers: 128 experts of width 768, top 8) at sequence `seq`
 // in BF16 on the H200 problem above, 8 GPUs.
 inline Problem qwen3_30b_like(int seq = 4096) {

@@ -11,13 +11,14 @@
 
 namespace ppsearch::test {
 
-// Base seed of the randomised tests; PPSEARCH_TEST_SEED overrides it.
-inline std::uint32_t base_seed() {
-  if (const char* s = std::getenv("PPSEARCH_TEST_SEED")) {
-    return static_cast<std::uint32_t>(std::strtoul(s, nullptr, 10));
-  }
-  return 20240601u;
+// A randomised test's seed: PPSEARCH_TEST_SEED when set, else the test's own `fallback`.
+inline std::uint64_t seed_or(std::uint64_t fallback) {
+  if (const char* s = std::getenv("PPSEARCH_TEST_SEED")) return std::strtoull(s, nullptr, 10);
+  return fallback;
 }
+
+// Base seed of the randomised tests; PPSEARCH_TEST_SEED overrides it.
+inline std::uint32_t base_seed() { return static_cast<std::uint32_t>(seed_or(20240601u)); }
 
 // Uniform in [lo, hi) from 53 random bits of a 64-bit engine, independent of the standard
 // library's distributions (the same sequence on every platform).

@@ -24,13 +24,7 @@ using test::make_candidate;
 
 // Llama 3 8B's shape at 8k tokens (torchtitan's 8B flavour) with a document mask.
 Problem llama8b(int document_tokens) {
-  Problem p = llama70b_h200();
-  p.model.layers = 32;
-  p.model.hidden_size = 4096;
-  p.model.ffn_hidden_size = 14336;
-  p.model.attention_heads = 32;
-  p.model.kv_heads = 8;
-  p.model.head_dim = 128;
+  Problem p = test::llama8b_like(32);
   p.model.seq_length = 8192;
   p.model.attention_document_tokens = document_tokens;
   p.training.global_batch_size = 16;

@@ -49,13 +49,7 @@ Problem deepseek_v3() {
 
 // A Mixtral-like model without MLA or shared experts.
 Problem mixtral_like() {
-  Problem p = llama70b_h200();
-  p.model.layers = 16;
-  p.model.hidden_size = 4096;
-  p.model.ffn_hidden_size = 14336;
-  p.model.attention_heads = 32;
-  p.model.kv_heads = 8;
-  p.model.head_dim = 128;
+  Problem p = test::llama8b_like(16);
   p.model.vocab_size = 32000;
   p.model.seq_length = 4096;
   p.model.moe_experts = 8;

@@ -12,18 +12,11 @@
 namespace ppsearch {
 namespace {
 
-using test::llama70b_h200;
 using test::make_candidate;
 
 // A small dense Llama-like model: 16 layers.
 Problem small_dense() {
-  Problem p = llama70b_h200();
-  p.model.layers = 16;
-  p.model.hidden_size = 4096;
-  p.model.ffn_hidden_size = 14336;
-  p.model.attention_heads = 32;
-  p.model.kv_heads = 8;
-  p.model.head_dim = 128;
+  Problem p = test::llama8b_like(16);
   p.model.vocab_size = 128256;
   p.model.seq_length = 4096;
   p.training.global_batch_size = 64;

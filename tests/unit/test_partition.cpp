@@ -23,12 +23,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 using test::uniform;
 using test::uniform_int;
 
-std::uint64_t base_seed() {
-  if (const char* env = std::getenv("PPSEARCH_TEST_SEED")) {
-    return std::strtoull(env, nullptr, 10);
-  }
-  return 20240611ULL;
-}
+std::uint64_t base_seed() { return test::seed_or(20240611ULL); }
 
 bool coin(std::mt19937_64& rng, double p) { return uniform(rng, 0.0, 1.0) < p; }
 

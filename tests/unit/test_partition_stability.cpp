@@ -27,12 +27,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 using test::uniform;
 using test::uniform_int;
 
-std::uint64_t base_seed() {
-  if (const char* env = std::getenv("PPSEARCH_TEST_SEED")) {
-    return std::strtoull(env, nullptr, 10);
-  }
-  return 20261201ULL;
-}
+std::uint64_t base_seed() { return test::seed_or(20261201ULL); }
 
 // A transformer-like chain: embedding, `layers` equal layers (the time of one layer is the sum
 // of a few random parts, so it carries rounding like the evaluator's), head. Many partitions tie.
