@@ -159,6 +159,14 @@ TEST(Presets, HardwareFiguresMatchTheDatasheets) {
   EXPECT_EQ(gpu("gb300").memory_bytes, 288e9);
   EXPECT_EQ(gpu("b300").peak_flop_per_s, 2250e12);
   EXPECT_EQ(gpu("gb200").peak_flop_per_s, 2450e12);
+  // NVIDIA dgxc-benchmarking README "Peak Theoretical Throughput" (@841f546): GB300 has GB200's
+  // dense BF16 and FP8 peaks (2450 / 4900), not B300's (2250 / 4500); docs/precision.md
+  // "Blackwell presets against NVIDIA's sources".
+  EXPECT_EQ(gpu("gb300").peak_flop_per_s, 2450e12);
+  EXPECT_EQ(gpu("gb300").peak_flop_per_s, gpu("gb200").peak_flop_per_s);
+  EXPECT_EQ(gpu("gb300").peak_fp8_flop_per_s, gpu("gb200").peak_fp8_flop_per_s);
+  EXPECT_GT(gpu("gb300").peak_flop_per_s, gpu("b300").peak_flop_per_s);
+  EXPECT_EQ(gpu("b300").peak_fp8_flop_per_s, gpu("b200").peak_fp8_flop_per_s);
   // The calibrated end-to-end GEMM efficiency stays below the single-GEMM ceiling,
   // MAMF / peak (stas00/ml-engineering): H100 794.5/989, B200 1745/2250, A100 271.2/312.
   EXPECT_LT(gpu("h100").gemm_efficiency, 794.5 / 989);
@@ -186,6 +194,11 @@ TEST(Presets, HardwareFiguresMatchTheDatasheets) {
   EXPECT_EQ(cluster("a100-8gpu-hdr").network_bytes_per_s, 200e9 / 8);
   EXPECT_EQ(cluster("h200-8gpu-ndr").network_bytes_per_s, 400e9 / 8);
   EXPECT_EQ(cluster("b300-8gpu-xdr").network_bytes_per_s, 800e9 / 8);
+  // One NIC per GPU: DGX B200 and GB200 NVL72 carry 400 Gb/s ConnectX-7, GB300 NVL72 800 Gb/s
+  // ConnectX-8 (NVIDIA DGX B200 User Guide; Multi-Node Tuning Guide; NVL72 Enterprise RA).
+  EXPECT_EQ(cluster("b200-8gpu-xdr").network_bytes_per_s, 400e9 / 8);
+  EXPECT_EQ(cluster("gb200-nvl72").network_bytes_per_s, 400e9 / 8);
+  EXPECT_EQ(cluster("gb300-nvl72").network_bytes_per_s, 800e9 / 8);
   const ClusterSpec seed = cluster("h200-16gpu-ib");
   EXPECT_EQ(seed.gpus_per_node, 16);
   EXPECT_EQ(seed.nvlink_domain_size, 8);
