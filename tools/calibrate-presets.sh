@@ -22,8 +22,9 @@
 # ceiling (A100 271.2/312 = 0.869, GB200 1822/2450 = 0.744; stas00/ml-engineering MAMF table),
 # attention 0.2-0.8 of peak (FlashAttention-3 forward reaches ~0.75, Shah et al. 2024), memory
 # 0.5-0.9 of the HBM bandwidth (STREAM-like copies reach ~0.85-0.9).
-# B200, B300 and GB300 have no split = fit row: they keep their cited values (the Hopper
-# fitted/MAMF ratio applied to their MAMF maxima). Carrying the GB200 ratio over instead was tried
+# B200 and B300 have no split = fit row: they keep their cited values (the Hopper
+# fitted/MAMF ratio applied to their MAMF maxima). GB300 (last step) has 3 FP8 fit rows: its FP8
+# GEMM efficiency only (docs/precision.md "Blackwell presets against NVIDIA's sources"). Carrying the GB200 ratio over instead was tried
 # and rejected: it moves the held-out GB300 BF16 MoE rows of runs-moe.csv from +10 % to +21 %.
 # Held-out rows never enter a fit; their residuals are printed for the record.
 set -euo pipefail
@@ -52,3 +53,7 @@ echo
 echo "=== Blackwell (gb200): gemm efficiency only ==="
 out=$("${cal[@]}" --gpu gb200 --set gpu.gemm_efficiency=0.612 gpu.gemm_efficiency=0.4:0.744 "$runs")
 echo "$out"
+echo
+echo "=== Blackwell Ultra (gb300): FP8 gemm efficiency only ==="
+# 3 FP8-CS fit rows (DGX-GB300 Llama, Megatron-Bridge summaries), no BF16 one; from the cited 0.507.
+"${cal[@]}" --gpu gb300 --set gpu.gemm_efficiency_fp8=0.507 gpu.gemm_efficiency_fp8=0.4:0.9 "$runs"
