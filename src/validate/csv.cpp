@@ -417,8 +417,8 @@ RunRecord read_row(const std::string& source, const CsvRecord& rec,
     const auto& names = moe_dispatcher_names();
     if (std::find(names.begin(), names.end(), run.moe_dispatcher) == names.end())
       r.issue("moe_dispatcher",
-              "alltoall, allgather or flex (flex:deepep or flex:hybridep also name the flex "
-              "backend, training.moe_flex_backend), or empty (training.moe_dispatcher)");
+              "alltoall, allgather or flex, or empty (training.moe_dispatcher); flex:deepep or "
+              "flex:hybridep also name the flex backend (training.moe_flex_backend)");
   }
   run.cuda_graph_scope = lower(r.text("cuda_graph_scope"));
   unsigned scope_mask = 0;
