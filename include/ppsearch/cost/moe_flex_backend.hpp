@@ -13,7 +13,11 @@
 //    tokens_per_expert.sum().item()). The wait is the all-to-all dispatcher's
 //    before_ep_alltoall synchronisation in another place, so a layer's pass takes GPU + host
 //    time as under that dispatcher (host_overhead.cpp moe_pass_time).
-//  * HybridEP keeps max(GPU, host) (host_overhead.cpp: the flex rows show no common excess).
+//  * HybridEP keeps max(GPU, host). It waits on the host too when no expert-rank capacity is set
+//    (token_dispatcher.py _HybridEPManager: num_permuted_tokens = None, "CPU sync in
+//    dispatch"), but the HybridEP rows show no common excess over max() (host_overhead.cpp,
+//    docs/moe.md "Serial host time under the all-to-all dispatcher"): the split between the two
+//    backends rests on those rows, not on the code.
 #pragma once
 
 #include "ppsearch/cost/host_overhead.hpp"
