@@ -1013,25 +1013,58 @@ struct PartitionKernels {
   static bool candidates(const PartitionProblem& p, const std::vector<int>& stage_device,
                          PartitionWorkspace& ws, std::vector<int>& out, bool ref,
                          double first_limit, double tau) {
+    double tie_limit = 0.0;
+    return first_candidate(p, stage_device, ws, out, ref, first_limit, tau, &tie_limit) &&
+           more_candidates(p, stage_device, ws, out, ref, tie_limit, tau, true);
+  }
+
+  // The first of candidates(): the latest-cut chain into `out` (S + 1 cuts), its limit X in
+  // *tie_limit.
+  static bool first_candidate(const PartitionProblem& p, const std::vector<int>& stage_device,
+                              PartitionWorkspace& ws, std::vector<int>& out, bool ref,
+                              double first_limit, double tau, double* tie_limit) {
     validate_shape(p);
     check_devices(p, stage_device);
     out.clear();
-    for (const bool earliest : {false, true}) {
-      start_chain(p, ws, ref, first_limit, tau, earliest);
-      // The mirrored problem has the same optimum up to rounding: the latest-cut chain's
-      // bottleneck is a first limit that saves its passes below (any first limit gives the same
-      // chain, fast()).
-      if (!earliest && ws.m_result.feasible) first_limit = ws.m_result.bottleneck_s;
-      if (!ws.m_result.feasible) {
-        out.clear();
-        return false;
-      }
-      std::vector<int>& b = ws.m_result.bounds;
-      out.insert(out.end(), b.begin(), b.end());
-      if (earliest) break;  // the balanced earliest-cut chain rarely won and cost a simulation
-      balance(p, ws, stage_device, ws.m_tie_limit, tau, b);
-      out.insert(out.end(), b.begin(), b.end());
+    start_chain(p, ws, ref, first_limit, tau, false);
+    if (!ws.m_result.feasible) return false;
+    *tie_limit = ws.m_tie_limit;
+    const std::vector<int>& b = ws.m_result.bounds;
+    out.assign(b.begin(), b.end());
+    return true;
+  }
+
+  // The other two of candidates(), appended to `out`, which holds the first (first_candidate(),
+  // limit X = tie_limit): that chain balanced within X, and the earliest-cut chain.
+  static bool more_candidates(const PartitionProblem& p, const std::vector<int>& stage_device,
+                              PartitionWorkspace& ws, std::vector<int>& out, bool ref,
+                              double tie_limit, double tau, bool checked = false) {
+    if (!checked) {
+      validate_shape(p);
+      check_devices(p, stage_device);
     }
+    const std::size_t width = static_cast<std::size_t>(p.stages) + 1;
+    if (out.size() != width) {
+      invalid("more candidates: " + std::to_string(out.size()) + " cuts given, expected " +
+              std::to_string(width) + " (the first chain)");
+    }
+    prepare(p, ws);  // a no-op when ws holds this problem's items already
+    std::vector<int>& b = ws.m_chain;
+    b.assign(out.begin(), out.end());
+    // The mirrored problem has the same optimum up to rounding: the latest-cut chain's
+    // bottleneck is a first limit that saves its passes below (any first limit gives the same
+    // chain, fast()).
+    const double first_limit = chain_bottleneck(p, ws, b);
+    balance(p, ws, stage_device, tie_limit, tau, b);
+    out.insert(out.end(), b.begin(), b.end());
+    // The balanced earliest-cut chain rarely won and cost a simulation: not a candidate.
+    start_chain(p, ws, ref, first_limit, tau, true);
+    if (!ws.m_result.feasible) {
+      out.clear();
+      return false;
+    }
+    const std::vector<int>& e = ws.m_result.bounds;
+    out.insert(out.end(), e.begin(), e.end());
     return true;
   }
 
@@ -1260,6 +1293,23 @@ bool interleaved_candidates(const PartitionProblem& problem, const std::vector<i
                             double first_limit, double tau) {
   return detail::PartitionKernels::candidates(problem, stage_device, workspace, chains, reference,
                                               first_limit, tau);
+}
+
+bool interleaved_first_candidate(const PartitionProblem& problem,
+                                 const std::vector<int>& stage_device,
+                                 PartitionWorkspace& workspace, std::vector<int>& chains,
+                                 double* tie_limit, bool reference, double first_limit,
+                                 double tau) {
+  return detail::PartitionKernels::first_candidate(problem, stage_device, workspace, chains,
+                                                   reference, first_limit, tau, tie_limit);
+}
+
+bool interleaved_more_candidates(const PartitionProblem& problem,
+                                 const std::vector<int>& stage_device,
+                                 PartitionWorkspace& workspace, std::vector<int>& chains,
+                                 double tie_limit, bool reference, double tau) {
+  return detail::PartitionKernels::more_candidates(problem, stage_device, workspace, chains,
+                                                   reference, tie_limit, tau);
 }
 
 double max_device_load(const PartitionProblem& problem, const std::vector<int>& stage_device,
