@@ -18,7 +18,11 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // Transient range-max representations (PartitionWorkspace::m_transient_mode).
 constexpr int kTransientNone = 0;    // every transient is zero
 constexpr int kTransientSingle = 1;  // exactly one item has a non-zero transient
-constexpr int kTransientTable = 2;   // general case: sparse table, O(1) query
+// band_dp_in() for a capacity of +infinity: Mem(σ, i, j) is a sum of finite non-negative
+// entries (checked), never NaN, so it is never above +infinity and no memory is computed
+// (docs/performance.md "Unlimited capacity").
+constexpr int kUnlimited = 3;
+constexpr int kTransientTable = 2;  // general case: sparse table, O(1) query
 
 int floor_log2(unsigned x) {  // x >= 1
 #if defined(__GNUC__) || defined(__clang__)
@@ -272,6 +276,30 @@ struct PartitionKernels {
                      tr, p.extra_bytes[stage]);
   }
 
+  // Whether Mem(σ, i, j) <= cap (mem_fits) / > cap (mem_over), as memory_in<Mode>() tells;
+  // kUnlimited: cap = +infinity, which no memory exceeds.
+  template <int Mode>
+  static bool mem_fits(const PartitionProblem& p, const PartitionWorkspace& ws, int stage, int i,
+                       int j, double cap) {
+    if constexpr (Mode == kUnlimited) {
+      return true;
+    } else {
+      return memory_in<Mode>(p, ws, stage, i, j) <= cap;
+    }
+  }
+  template <int Mode>
+  static bool mem_over(const PartitionProblem& p, const PartitionWorkspace& ws, int stage, int i,
+                       int j, double cap) {
+    if constexpr (Mode == kUnlimited) {
+      return false;
+    } else {
+      return memory_in<Mode>(p, ws, stage, i, j) > cap;
+    }
+  }
+
+  // A capacity of +infinity: no interval is above it (see kUnlimited).
+  static bool unlimited(const PartitionProblem& p) { return p.capacity_bytes == kInf; }
+
   // Canonical backtrack (latest cuts, see the header) through the banded DP table of the last
   // band_dp() call: row s holds D'[s][i] for i in [band_lo[s], band_hi[s]]. For each stage it
   // takes the largest split point in the band with D' <= optimum. The split points that fit the
@@ -283,6 +311,7 @@ struct PartitionKernels {
     const int stages = p.stages;
     const std::size_t stride = static_cast<std::size_t>(n) + 1;
     const double* pt = ws.m_prefix_time.data();
+    const bool unbounded = unlimited(p);
     bounds.resize(stages + 1);
     bounds[stages] = n;
     for (int stage = stages - 1; stage >= 1; --stage) {
@@ -292,7 +321,7 @@ struct PartitionKernels {
       int i = std::min(end - 1, ws.m_band_hi[stage]);
       for (;; --i) {
         if (i < band_lo || time_of(pt, i, end, p.comm_s[stage]) > optimum ||
-            memory(p, ws, stage, i, end) > p.capacity_bytes) {
+            (!unbounded && memory(p, ws, stage, i, end) > p.capacity_bytes)) {
           throw std::logic_error("partition: DP backtrack found no split point");
         }
         if (row[i] <= optimum) break;
@@ -371,6 +400,7 @@ struct PartitionKernels {
   // Every value is a min/max over doubles the reference DP also compares, so the result is
   // bit-identical to partition_reference().
   static double band_dp(const PartitionProblem& p, PartitionWorkspace& ws, double limit) {
+    if (unlimited(p)) return band_dp_in<kUnlimited>(p, ws, limit);
     switch (ws.m_transient_mode) {
       case kTransientNone:
         return band_dp_in<kTransientNone>(p, ws, limit);
@@ -399,7 +429,7 @@ struct PartitionKernels {
       const int stage = s - 1;
       const double comm = p.comm_s[stage];
       r = gallop_forward(r, n, [&](int j) {
-        return time_of(pt, r, j, comm) <= limit && memory_in<Mode>(p, ws, stage, r, j) <= cap;
+        return time_of(pt, r, j, comm) <= limit && mem_fits<Mode>(p, ws, stage, r, j, cap);
       });
       band_hi[s] = std::min(r, n - (stages - s));
     }
@@ -409,7 +439,7 @@ struct PartitionKernels {
     for (int s = stages - 1, l = n; s >= 1; --s) {
       const double comm = p.comm_s[s];
       l = gallop_backward(l, [&](int i) {
-        return time_of(pt, i, l, comm) <= limit && memory_in<Mode>(p, ws, s, i, l) <= cap;
+        return time_of(pt, i, l, comm) <= limit && mem_fits<Mode>(p, ws, s, i, l, cap);
       });
       band_lo[s] = std::max(l, s);
       if (band_lo[s] > band_hi[s]) return kInf;
@@ -436,7 +466,7 @@ struct PartitionKernels {
       int cross = 0;  // queue position of the first split point with D >= T
       bool any = false;
       for (int j = band_lo[s]; j <= band_hi[s]; ++j) {
-        while (lo < j && memory_in<Mode>(p, ws, stage, lo, j) > cap) ++lo;
+        while (lo < j && mem_over<Mode>(p, ws, stage, lo, j, cap)) ++lo;
         for (const int last = std::min(j - 1, i_last); next <= last; ++next) {
           const double d = prev[next];
           if (!(d < kInf)) continue;
@@ -467,7 +497,7 @@ struct PartitionKernels {
     double optimum = kInf;
     for (int i = std::min(n - 1, band_hi[stage]); i >= band_lo[stage]; --i) {
       const double t = time_of(pt, i, n, comm);
-      if (t >= optimum || memory_in<Mode>(p, ws, stage, i, n) > cap) break;
+      if (t >= optimum || mem_over<Mode>(p, ws, stage, i, n, cap)) break;
       optimum = std::min(optimum, std::max(prev[i], t));
     }
     return optimum;
@@ -503,7 +533,10 @@ struct PartitionKernels {
       return result;
     }
     // The first item must fit on stage 0 and the last one on stage S-1.
-    if (memory(p, ws, 0, 0, 1) > cap || memory(p, ws, stages - 1, n - 1, n) > cap) return result;
+    const bool unbounded = unlimited(p);
+    if (!unbounded && (memory(p, ws, 0, 0, 1) > cap || memory(p, ws, stages - 1, n - 1, n) > cap)) {
+      return result;
+    }
     const std::size_t stride = static_cast<std::size_t>(n) + 1;
     ws.m_best.resize((static_cast<std::size_t>(stages) + 1) * stride);
     ws.m_queue.resize(n);
@@ -530,7 +563,10 @@ struct PartitionKernels {
       double comm_rest = comm_sum;  // Σ_{σ≥s} c_σ
       for (int s = 1, r = 0; s <= stages; ++s) {
         const int stage = s - 1;
-        r = gallop_forward(r, n, [&](int j) { return memory(p, ws, stage, r, j) <= cap; });
+        // Unlimited: every interval fits, and the search would end at n.
+        r = unbounded
+                ? n
+                : gallop_forward(r, n, [&](int j) { return memory(p, ws, stage, r, j) <= cap; });
         if (s == stages) {
           if (r < n) return result;  // even memory alone cannot reach the end: infeasible
           break;
@@ -540,7 +576,8 @@ struct PartitionKernels {
       }
       double comm_head = comm_sum;  // Σ_{σ<s} c_σ
       for (int s = stages - 1, l = n; s >= 1; --s) {
-        l = gallop_backward(l, [&](int i) { return memory(p, ws, s, i, l) <= cap; });
+        l = unbounded ? 0
+                      : gallop_backward(l, [&](int i) { return memory(p, ws, s, i, l) <= cap; });
         comm_head -= p.comm_s[s];
         limit = std::max(limit, (pt[l] + comm_head) / s);
       }
@@ -867,8 +904,9 @@ struct PartitionKernels {
     const int devices = device_loads(p, ws, dev, b, load);
     if (devices >= S) return;  // one stage per device: nothing to balance
     auto t = [&](int s, int i, int j) { return time_of(pt, i, j, p.comm_s[s]); };
+    const bool unbounded = unlimited(p);
     auto fits = [&](int s, int i, int j) {
-      return i < j && t(s, i, j) <= limit && memory(p, ws, s, i, j) <= cap;
+      return i < j && t(s, i, j) <= limit && (unbounded || memory(p, ws, s, i, j) <= cap);
     };
     for (int move = 0; move < 4 * S; ++move) {
       double top = 0.0;
