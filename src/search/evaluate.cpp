@@ -55,10 +55,12 @@ struct Evaluator::Impl {
   // (The last 16 such partitions: candidates a few places apart often repeat one,
   // docs/performance.md "Relaxed partition memo".)
   RelaxedPartitionMemo relaxed_memo;
-  std::vector<int> relaxed_bounds;  // the last answer
-  double relaxed_tie = 0;           // interleaved: the first chain's limit X
-  std::vector<int> stage_device;    // interleaved / V-shaped partitions: device of each stage
-  std::vector<int> chain_bounds;    // interleaved: the candidate chain being simulated
+  std::vector<int> relaxed_bounds;     // the last answer
+  double relaxed_tie = 0;              // interleaved: the first chain's limit X
+  std::vector<int> stage_device;       // device of each stage, dev_of() (the partitions of
+                                       // interleaved / V-shaped schedules take it)
+  std::vector<const ItemCost*> items;  // item(i) of the current candidate, for place()
+  std::vector<int> chain_bounds;       // interleaved: the candidate chain being simulated
   // Memo of recent schedule simulations, keyed by their whole input (docs/performance.md
   // "Simulation memo").
   SimulationCache sim_cache;
@@ -447,8 +449,10 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     return i == 0 ? cc.embed
                   : (i == n_items - 1 ? cc.head : (i <= I.n_dense ? cc.layer : moe_layer));
   };
+  I.items.resize(n_items);
   for (int i = 0; i < n_items; ++i) {
     const ItemCost& it = item(i);
+    I.items[i] = &it;
     pp.time_s[i] = it.time_s();
     pp.static_bytes[i] = dual ? 2 * it.static_bytes : it.static_bytes;  // DualPipe: 2 copies
     pp.act_bytes[i] = it.act_bytes;
@@ -478,10 +482,9 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   // load lowered (partition_interleaved(); docs/algorithms.md §1.3 "Interleaved / V-shaped
   // schedules": a device's time per micro-batch is the sum of its chunks, Narayanan et al.,
   // SC'21 §2.2). The reference option computes the same choice with the O(L²·S) DP.
-  if (v > 1) {
-    I.stage_device.resize(S);
-    for (int s = 0; s < S; ++s) I.stage_device[s] = dev_of(s);
-  }
+  // (Filled for every schedule: place() reads it.)
+  I.stage_device.resize(S);
+  for (int s = 0; s < S; ++s) I.stage_device[s] = dev_of(s);
   const int layout = v == 1 ? 0 : (c.schedule == Schedule::kZBV ? -P : P);
   auto choose = [&](const PartitionProblem& prob, double first_limit) -> const Partition& {
     const bool ref = I.opt.reference_partitioner;
@@ -582,6 +585,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   auto kind_of = [&](long long i) { return i == 0 ? 0 : (i == n_items - 1 ? 2 : 1); };
 
   ScheduleInput& si = I.sched;
+  const ItemCost* const* item_at = I.items.data();  // item(i), looked up
   auto place = [&](const std::vector<int>& bounds, double* peak, int* peak_rank) -> bool {
     auto fill = [&](std::vector<double>& x) {  // = assign(P, 0.0), inlined
       x.resize(P);
@@ -630,7 +634,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     // twice, per-micro-batch times half each.
     const double share = dual ? 0.5 : 1.0;
     for (int s = 0; s < S; ++s) {
-      const int d = dev_of(s);
+      const int d = I.stage_device[s];  // dev_of(s)
       const int d2 = dual ? P - 1 - s : d;
       if (!dual) {
         // The same additions in the same order as the general loop below, in locals (the
@@ -640,7 +644,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
                sp = I.dev_step[d], pa = I.dev_params[d], ex = I.dev_expert[d],
                tr = I.dev_transient[d], cm = I.dev_compute[d], tp = I.dev_tp[d], cpc = I.dev_cp[d];
         for (int i = bounds[s]; i < bounds[s + 1]; ++i) {
-          const ItemCost& it = item(i);
+          const ItemCost& it = *item_at[i];  // item(i)
           f += it.fwd_s;
           bw += it.bwd_s;
           wg += it.wgt_s;
@@ -676,7 +680,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         I.dev_cp[d] = cpc;
       }
       for (int i = bounds[s]; i < bounds[s + 1] && dual; ++i) {
-        const ItemCost& it = item(i);
+        const ItemCost& it = *item_at[i];  // item(i)
         si.fwd_s[s] += it.fwd_s;
         si.bwd_s[s] += it.bwd_s;
         si.wgt_s[s] += it.wgt_s;
@@ -962,7 +966,8 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
           }
           for (int d = 0; d < P; ++d) {
             bound = std::max(bound, head + M * low[d]);
-            for (int i = cand[d]; i < cand[d + 1]; ++i) head += item(i).fwd_s + item(i).bwd_s;
+            for (int i = cand[d]; i < cand[d + 1]; ++i)
+              head += item_at[i]->fwd_s + item_at[i]->bwd_s;
           }
           if (bound >= best_time * (1.0 - kPartitionTieTolerance)) continue;
         }
