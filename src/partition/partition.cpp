@@ -159,16 +159,19 @@ struct PartitionKernels {
   // Prefix sums and the transient range-max structure. O(L) (+ O(L log L) for a table).
   // Requires validate_shape(); checks the per-item values on the way (and throws through
   // validate_partition_problem() if one is negative or not finite).
-  static void prepare(const PartitionProblem& p, PartitionWorkspace& ws) {
+  // `table` = false: the transient table is not built (yet); a caller that evaluates no memory
+  // (capacity +infinity, kUnlimited) passes it. A later prepare() with `table` builds it.
+  static void prepare(const PartitionProblem& p, PartitionWorkspace& ws, bool table = true) {
     // Same items (bit for bit) as the last prepare() of this workspace: everything below is a
     // function of them only, and they were checked then (docs/performance.md).
     if (ws.m_prepared && same_bits(p.time_s, ws.m_items_time) &&
         same_bits(p.static_bytes, ws.m_items_static) && same_bits(p.act_bytes, ws.m_items_act) &&
         same_bits(p.transient_bytes, ws.m_items_transient)) {
+      if (table && !ws.m_table_ready) build_table(p, ws);
       return;
     }
     ws.m_prepared = false;
-    build_prefix(p, ws);
+    build_prefix(p, ws, table);
     ws.m_items_time = p.time_s;
     ws.m_items_static = p.static_bytes;
     ws.m_items_act = p.act_bytes;
@@ -176,7 +179,7 @@ struct PartitionKernels {
     ws.m_prepared = true;
   }
 
-  static void build_prefix(const PartitionProblem& p, PartitionWorkspace& ws) {
+  static void build_prefix(const PartitionProblem& p, PartitionWorkspace& ws, bool table) {
     const auto n = static_cast<int>(p.time_s.size());
     ws.m_prefix_time.resize(n + 1);
     ws.m_prefix_static.resize(n + 1);
@@ -217,6 +220,16 @@ struct PartitionKernels {
       ws.m_transient_mode = kTransientSingle;
     } else {
       ws.m_transient_mode = kTransientTable;
+    }
+    ws.m_table_ready = ws.m_transient_mode != kTransientTable;
+    if (table) build_table(p, ws);
+  }
+
+  // The sparse table of the transients (kTransientTable), if not built yet.
+  static void build_table(const PartitionProblem& p, PartitionWorkspace& ws) {
+    if (ws.m_table_ready) return;
+    {
+      const auto n = static_cast<int>(p.time_s.size());
       // Sparse table: level k holds max over [i, i + 2^k).
       const int levels = floor_log2(static_cast<unsigned>(n)) + 1;
       ws.m_transient_table.resize(static_cast<std::size_t>(levels) * n);
@@ -229,6 +242,7 @@ struct PartitionKernels {
         for (int i = 0; i + 2 * half <= n; ++i) level[i] = std::max(below[i], below[i + half]);
       }
     }
+    ws.m_table_ready = true;
   }
 
   // max of transient_bytes over [i, j), j > i.
@@ -242,6 +256,7 @@ struct PartitionKernels {
                    ? p.transient_bytes[ws.m_transient_item]
                    : 0.0;
       default: {
+        if (!ws.m_table_ready) throw std::logic_error("partition: transient table not built");
         const auto n = static_cast<int>(p.time_s.size());
         const int k = floor_log2(static_cast<unsigned>(j - i));
         const double* level = ws.m_transient_table.data() + static_cast<std::size_t>(k) * n;
@@ -401,6 +416,7 @@ struct PartitionKernels {
   // bit-identical to partition_reference().
   static double band_dp(const PartitionProblem& p, PartitionWorkspace& ws, double limit) {
     if (unlimited(p)) return band_dp_in<kUnlimited>(p, ws, limit);
+    if (!ws.m_table_ready) throw std::logic_error("partition: transient table not built");
     switch (ws.m_transient_mode) {
       case kTransientNone:
         return band_dp_in<kTransientNone>(p, ws, limit);
@@ -517,7 +533,8 @@ struct PartitionKernels {
   static const Partition& fast(const PartitionProblem& p, PartitionWorkspace& ws,
                                double first_limit = 0.0, double tau = 0.0, bool checked = false) {
     if (!checked) validate_shape(p);
-    prepare(p, ws);
+    const bool unbounded = unlimited(p);
+    prepare(p, ws, !unbounded);  // no memory is evaluated for an unlimited capacity
     Partition& result = ws.m_result;
     reset(result);
     const auto n = static_cast<int>(p.time_s.size());
@@ -526,14 +543,13 @@ struct PartitionKernels {
     const double* pt = ws.m_prefix_time.data();
     const double cap = p.capacity_bytes;
     if (stages == 1) {
-      if (memory(p, ws, 0, 0, n) > cap) return result;
+      if (!unbounded && memory(p, ws, 0, 0, n) > cap) return result;
       result.bounds = {0, n};
       result.bottleneck_s = time_of(pt, 0, n, p.comm_s[0]);
       result.feasible = true;
       return result;
     }
     // The first item must fit on stage 0 and the last one on stage S-1.
-    const bool unbounded = unlimited(p);
     if (!unbounded && (memory(p, ws, 0, 0, 1) > cap || memory(p, ws, stages - 1, n - 1, n) > cap)) {
       return result;
     }
@@ -856,7 +872,7 @@ struct PartitionKernels {
     }
     if (ref) {
       ws.m_result = reference(p, tau, &ws.m_tie_limit);
-      prepare(p, ws);  // the balancing that may follow reads the prefix sums
+      prepare(p, ws, !unlimited(p));  // the balancing that may follow reads the prefix sums
       return ws.m_result;
     }
     // A first limit just above the tolerance limit lets one pass serve both (fast()).
@@ -1012,7 +1028,7 @@ struct PartitionKernels {
     mirror.stages = p.stages;
     // Its own workspace: the prefix sums of neither problem are rebuilt on the next call.
     robust(mirror, mws, ref, first_limit, tau, true);
-    prepare(p, ws);  // a no-op when ws holds this problem's items already
+    prepare(p, ws, !unlimited(p));  // a no-op when ws holds this problem's items already
     ws.m_tie_limit = mws.m_tie_limit;
     Partition& mirrored = ws.m_result;
     mirrored = mws.m_result;
@@ -1086,7 +1102,7 @@ struct PartitionKernels {
       invalid("more candidates: " + std::to_string(out.size()) + " cuts given, expected " +
               std::to_string(width) + " (the first chain)");
     }
-    prepare(p, ws);  // a no-op when ws holds this problem's items already
+    prepare(p, ws, !unlimited(p));  // a no-op when ws holds this problem's items already
     std::vector<int>& b = ws.m_chain;
     b.assign(out.begin(), out.end());
     // The mirrored problem has the same optimum up to rounding: the latest-cut chain's
@@ -1131,7 +1147,8 @@ struct PartitionKernels {
   static const Partition& evaluate(const PartitionProblem& p, const std::vector<int>& bounds,
                                    PartitionWorkspace& ws) {
     validate_shape(p);
-    prepare(p, ws);  // first: a malformed problem throws whatever the bounds
+    const bool unbounded = unlimited(p);
+    prepare(p, ws, !unbounded);  // first: a malformed problem throws whatever the bounds
     Partition& result = ws.m_result;
     reset(result);
     result.bounds = bounds;
@@ -1150,7 +1167,7 @@ struct PartitionKernels {
       const int i = bounds[stage];
       const int j = bounds[stage + 1];
       worst = std::max(worst, time_of(ws.m_prefix_time.data(), i, j, p.comm_s[stage]));
-      fits = fits && memory(p, ws, stage, i, j) <= p.capacity_bytes;
+      fits = fits && (unbounded || memory(p, ws, stage, i, j) <= p.capacity_bytes);
     }
     result.feasible = fits;
     result.bottleneck_s = worst;

@@ -94,6 +94,7 @@ class PartitionWorkspace {
   // (copies, compared bit for bit): a later call with the same items skips rebuilding them
   // (docs/performance.md "Partition workspace").
   bool m_prepared = false;
+  bool m_table_ready = false;  // the transient table is built (prepare() with a finite capacity)
   std::vector<double> m_items_time, m_items_static, m_items_act, m_items_transient;
 };
 
