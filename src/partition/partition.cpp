@@ -490,7 +490,11 @@ struct PartitionKernels {
           queue[tail++] = next;
           cross = std::min(cross, tail - 1);
         }
-        while (head < tail && queue[head] < lo) ++head;
+        // kUnlimited: lo stays at the first split point the queue ever holds, so no split point
+        // leaves the window and head stays 0.
+        if constexpr (Mode != kUnlimited) {
+          while (head < tail && queue[head] < lo) ++head;
+        }
         cross = std::max(cross, head);
         if (head == tail) {
           out[j] = kInf;
