@@ -346,6 +346,11 @@ std::vector<KeyDef> build_table() {
                       "documents attention stays within (torchtitan attn_mask_type "
                       "block_causal); 0 = causal over the whole sequence",
                       kMaxSeqLength, true));
+  // ALiBi (docs/step-time.md "ALiBi on materialised attention scores").
+  t.push_back(bool_key("model.alibi", PPSEARCH_REF(bool, model.alibi),
+                       "attention scores get ALiBi's per-head linear position bias (BLOOM: true): "
+                       "with training.unfused_attention, 4 bytes of HBM traffic per score element "
+                       "in each forward pass; no cost with a fused attention kernel"));
 
   // ---- [training] ----------------------------------------------------------
   t.push_back(int_key("training.global_batch_size", PPSEARCH_REF(int, training.global_batch_size),
@@ -788,6 +793,11 @@ std::vector<KeyDef> build_table() {
       "K/V exchange of the CP attention: p2p (Megatron/Transformer Engine ring, overlapped per "
       "step), torch-allgather or torch-alltoall (PyTorch context_parallel as torchtitan runs "
       "it: K/V repeated to the query heads, fp32 merges, fp32 dK/dV rotation)"));
+  // Unfused attention (docs/step-time.md "ALiBi on materialised attention scores").
+  t.push_back(bool_key("training.unfused_attention", PPSEARCH_REF(bool, training.unfused_attention),
+                       "the core attention materialises the [b x heads, s, s] scores in HBM "
+                       "(baddbmm, softmax, bmm: Megatron-DeepSpeed, Megatron-LM before "
+                       "FlashAttention); only model.alibi's bias pass depends on it"));
   for (auto& d : t) {
     if (d.allowed.empty()) d.allowed = generated_allowed(d);
   }

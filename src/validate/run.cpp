@@ -125,6 +125,10 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
   m.linear_bias = run.linear_bias;
   // YaRN RoPE (docs/moe.md "YaRN RoPE").
   m.yarn_rope = run.yarn_rope;
+  // ALiBi on materialised attention scores (docs/step-time.md); an empty unfused_attention cell
+  // keeps the loaded value.
+  m.alibi = run.alibi;
+  if (run.unfused_attention) p->training.unfused_attention = *run.unfused_attention;
 
   p->training.global_batch_size = run.global_batch_size;
   p->training.attention_flops = AttentionFlops::kFull;  // no source halves attention FLOPs

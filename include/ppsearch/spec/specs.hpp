@@ -85,6 +85,8 @@ struct ModelSpec {
   // Document-masked attention (docs/step-time.md "Document-masked attention"): mean length of
   // the packed documents within which attention stays (block-causal masks); 0 = plain causal.
   int attention_document_tokens = 0;
+  // ALiBi position biases (docs/step-time.md "ALiBi on materialised attention scores"; BLOOM).
+  bool alibi = false;  // attention scores get ALiBi's per-head linear bias
 };
 
 struct TrainingSpec {
@@ -162,6 +164,10 @@ struct TrainingSpec {
   // Long-sequence context parallelism (docs/step-time.md "Long-sequence context parallelism"):
   // how the CP attention exchanges K/V (no stack profile sets it: docs/step-time.md says why).
   CpCommType cp_comm_type = CpCommType::kP2p;
+  // Unfused core attention (docs/step-time.md "ALiBi on materialised attention scores"): the
+  // scores are a [b·heads, s, s] tensor in HBM (baddbmm, softmax, bmm; Megatron-LM and
+  // Megatron-DeepSpeed before FlashAttention). Only the ALiBi bias pass depends on it.
+  bool unfused_attention = false;
 };
 
 struct GpuSpec {

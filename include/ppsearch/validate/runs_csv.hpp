@@ -83,7 +83,9 @@ inline constexpr std::array<const char*, 29> kRunsColumns = {
 ///        model.attention_document_tokens key (empty = 0).
 ///        A fixed pipeline layout: `pp_layout`, the search.pp_layout key in Megatron-LM's
 ///        notation, pp·vpp segments (vpp empty: taken from the layout); empty = partitioned.
-inline constexpr std::array<const char*, 35> kRunsOptionalColumns = {
+///        ALiBi on materialised scores: `alibi` (model.alibi, empty = 0) and
+///        `unfused_attention` (training.unfused_attention, empty = the key's default).
+inline constexpr std::array<const char*, 37> kRunsOptionalColumns = {
     "measured_peak_memory_gb",
     "memory_metric",
     "memory_derivation",
@@ -137,6 +139,10 @@ inline constexpr std::array<const char*, 35> kRunsOptionalColumns = {
     // A fixed pipeline layout (docs/memory.md "A fixed pipeline layout"): search.pp_layout in
     // Megatron-LM's notation, the recipe's own split; empty = the partitioner decides.
     "pp_layout",
+    // ALiBi on materialised attention scores (docs/step-time.md): model.alibi (0 or 1, empty =
+    // 0) and training.unfused_attention (0 or 1, empty = the key's default).
+    "alibi",
+    "unfused_attention",
 };
 
 /// \brief One checked row of a runs CSV. Integers that the source does not state are
@@ -205,6 +211,10 @@ struct RunRecord {
   // A fixed pipeline layout (docs/memory.md "A fixed pipeline layout"): search.pp_layout, with
   // pp·vpp segments for this row's model; empty = the partitioner decides.
   std::string pp_layout;
+  // ALiBi on materialised attention scores (docs/step-time.md): model.alibi, empty = false;
+  // training.unfused_attention, empty = the key's default (or --set) value.
+  bool alibi = false;
+  std::optional<bool> unfused_attention;
 };
 
 /// \brief Parses and checks a whole runs CSV. Checks the header (every schema column of
