@@ -798,6 +798,13 @@ std::vector<KeyDef> build_table() {
                        "the core attention materialises the [b x heads, s, s] scores in HBM "
                        "(baddbmm, softmax, bmm: Megatron-DeepSpeed, Megatron-LM before "
                        "FlashAttention); only model.alibi's bias pass depends on it"));
+  // DeepSpeed's BF16 optimizer (docs/step-time.md "DeepSpeed's BF16 optimizer").
+  t.push_back(bool_key("training.zero1_grad_allreduce",
+                       PPSEARCH_REF(bool, training.zero1_grad_allreduce),
+                       "under ZeRO-1 the gradients are all-reduced in full rather than "
+                       "reduce-scattered before the sharded optimizer step (DeepSpeed's "
+                       "BF16_Optimizer in the pipeline engine); the updated shards are then "
+                       "all-gathered as usual"));
   for (auto& d : t) {
     if (d.allowed.empty()) d.allowed = generated_allowed(d);
   }

@@ -88,7 +88,9 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
   m.vocab_size = run.vocab_size;
   m.seq_length = run.seq_length;
   m.mlp = run.mlp;
-  m.tied_embeddings = false;  // the schema does not say; the interface default
+  // The optional column tied_embeddings (docs/step-time.md "DeepSpeed's BF16 optimizer"); empty:
+  // false, the interface default.
+  m.tied_embeddings = run.tied_embeddings;
   // Mixture of experts and MLA (docs/moe.md), from the optional columns.
   if (run.head_dim > 0) m.head_dim = run.head_dim;
   m.moe_experts = run.moe_experts;
@@ -129,6 +131,7 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
   // keeps the loaded value.
   m.alibi = run.alibi;
   if (run.unfused_attention) p->training.unfused_attention = *run.unfused_attention;
+  if (run.zero1_grad_allreduce) p->training.zero1_grad_allreduce = *run.zero1_grad_allreduce;
 
   p->training.global_batch_size = run.global_batch_size;
   p->training.attention_flops = AttentionFlops::kFull;  // no source halves attention FLOPs

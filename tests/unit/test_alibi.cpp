@@ -161,3 +161,81 @@ TEST(Alibi, RunsCsvRejectsOtherValues) {
 
 }  // namespace
 }  // namespace ppsearch
+
+namespace ppsearch {
+namespace {
+
+// DeepSpeed's BF16 optimizer (docs/step-time.md "DeepSpeed's BF16 optimizer"): under ZeRO-1 the
+// fp32 gradients are all-reduced, not reduce-scattered; ZeRO-0 and ZeRO-3 are unchanged.
+Problem bloom_dp() {
+  Problem p = bloom_like(false, false);
+  p.model.layers = 2;                      // ZeRO-0 must fit too
+  p.training.overlap_grad_reduce = false;  // DeepSpeed's pipeline engine: after the flush
+  p.training.grad_reduce_in_fp32 = true;
+  return p;
+}
+
+TEST(Zero1GradAllreduce, ChargesTheFullAllReduceUnderZero1Only) {
+  for (int zero : {0, 1, 3}) {
+    const Candidate c =
+        make_candidate(bloom_dp(), 4, 1, 8, 2, Schedule::k1F1B, Recompute::kFull, 0, zero);
+    Problem off = bloom_dp(), on = bloom_dp();
+    on.training.zero1_grad_allreduce = true;
+    const Evaluation a = evaluate(off, c), b = evaluate(on, c);
+    ASSERT_TRUE(a.feasible) << zero;
+    ASSERT_TRUE(b.feasible) << zero;
+    EXPECT_DOUBLE_EQ(b.needed_bytes, a.needed_bytes) << zero;
+    EXPECT_DOUBLE_EQ(b.compute_s, a.compute_s) << zero;
+    if (zero == 1) {
+      EXPECT_GT(b.dp_comm_total_s, a.dp_comm_total_s);
+      EXPECT_GT(b.iteration_time_s, a.iteration_time_s);
+      // The all-reduce replaces the reduce-scatter: the added traffic is less than the ZeRO-0
+      // all-reduce of the same gradients, and the gather of the updated shards stays.
+      const Candidate c0 =
+          make_candidate(bloom_dp(), 4, 1, 8, 2, Schedule::k1F1B, Recompute::kFull, 0, 0);
+      const Evaluation z0 = evaluate(off, c0);
+      ASSERT_TRUE(z0.feasible);
+      EXPECT_LT(b.dp_comm_total_s - a.dp_comm_total_s, z0.dp_comm_total_s);
+      EXPECT_GT(b.dp_comm_total_s, z0.dp_comm_total_s);
+    } else {
+      EXPECT_EQ(b.iteration_time_s, a.iteration_time_s) << zero;
+      EXPECT_EQ(b.dp_comm_total_s, a.dp_comm_total_s) << zero;
+    }
+  }
+}
+
+TEST(Zero1GradAllreduce, RunsCsvColumnsReachTheProblem) {
+  // BLOOM (Megatron-DeepSpeed, BF16_Optimizer, TiedLayerSpec) sets both columns; the Megatron
+  // GPT, NeMo GPT-3 175B and llm-foundry MPT rows tie their embeddings; the rest leave them empty.
+  const std::string path = std::string(PPSEARCH_SOURCE_DIR) + "/tests/validation/runs-public.csv";
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(in.is_open()) << path;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  int tied = 0, allreduce = 0;
+  for (const RunRecord& run : parse_runs_csv(text, "runs-public.csv")) {
+    const bool is_bloom = run.id.rfind("bloom-", 0) == 0;
+    EXPECT_EQ(run.zero1_grad_allreduce.has_value(), is_bloom) << run.id;
+    if (is_bloom) {
+      EXPECT_TRUE(run.tied_embeddings) << run.id;
+    }
+    if (run.id.rfind("dgxc-v25", 0) == 0 || run.id.rfind("titan-", 0) == 0) {
+      EXPECT_FALSE(run.tied_embeddings) << run.id;  // Llama and Nemotron: untied
+    }
+    tied += run.tied_embeddings;
+    if (run.precision.rfind("fp8", 0) == 0) continue;  // the H200 test problem has no FP8 peak
+    Problem p = test::llama70b_h200();
+    p.model.tied_embeddings = !run.tied_embeddings;  // the row decides
+    std::string why;
+    ASSERT_TRUE(apply_run_to_problem(run, map_gpu(run.gpu), &p, &why)) << why;
+    EXPECT_EQ(p.model.tied_embeddings, run.tied_embeddings) << run.id;
+    if (is_bloom) {
+      ++allreduce;
+      EXPECT_TRUE(p.training.zero1_grad_allreduce);
+    }
+  }
+  EXPECT_EQ(allreduce, 2);
+  EXPECT_EQ(tied, 52);
+}
+
+}  // namespace
+}  // namespace ppsearch

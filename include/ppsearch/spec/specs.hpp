@@ -168,6 +168,10 @@ struct TrainingSpec {
   // scores are a [b·heads, s, s] tensor in HBM (baddbmm, softmax, bmm; Megatron-LM and
   // Megatron-DeepSpeed before FlashAttention). Only the ALiBi bias pass depends on it.
   bool unfused_attention = false;
+  // DeepSpeed's BF16_Optimizer in the pipeline engine (docs/step-time.md "DeepSpeed's BF16
+  // optimizer"): under ZeRO-1 the gradients are all-reduced in full, not reduce-scattered, before
+  // each rank updates its shard and the shards are all-gathered.
+  bool zero1_grad_allreduce = false;
 };
 
 struct GpuSpec {

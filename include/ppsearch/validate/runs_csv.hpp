@@ -85,7 +85,9 @@ inline constexpr std::array<const char*, 29> kRunsColumns = {
 ///        notation, pp·vpp segments (vpp empty: taken from the layout); empty = partitioned.
 ///        ALiBi on materialised scores: `alibi` (model.alibi, empty = 0) and
 ///        `unfused_attention` (training.unfused_attention, empty = the key's default).
-inline constexpr std::array<const char*, 37> kRunsOptionalColumns = {
+///        `tied_embeddings` (model.tied_embeddings, empty = 0) and `zero1_grad_allreduce`
+///        (training.zero1_grad_allreduce, empty = the key's default).
+inline constexpr std::array<const char*, 39> kRunsOptionalColumns = {
     "measured_peak_memory_gb",
     "memory_metric",
     "memory_derivation",
@@ -143,6 +145,11 @@ inline constexpr std::array<const char*, 37> kRunsOptionalColumns = {
     // 0) and training.unfused_attention (0 or 1, empty = the key's default).
     "alibi",
     "unfused_attention",
+    // Tied input and output embeddings (model.tied_embeddings: 0 or 1, empty = 0) and DeepSpeed's
+    // BF16 optimizer (training.zero1_grad_allreduce: 0 or 1, empty = the key's default);
+    // docs/step-time.md "DeepSpeed's BF16 optimizer".
+    "tied_embeddings",
+    "zero1_grad_allreduce",
 };
 
 /// \brief One checked row of a runs CSV. Integers that the source does not state are
@@ -215,6 +222,10 @@ struct RunRecord {
   // training.unfused_attention, empty = the key's default (or --set) value.
   bool alibi = false;
   std::optional<bool> unfused_attention;
+  // docs/step-time.md "DeepSpeed's BF16 optimizer": model.tied_embeddings, empty = false;
+  // training.zero1_grad_allreduce, empty = the key's default (or --set) value.
+  bool tied_embeddings = false;
+  std::optional<bool> zero1_grad_allreduce;
 };
 
 /// \brief Parses and checks a whole runs CSV. Checks the header (every schema column of
