@@ -15,10 +15,12 @@
 //                                   beta=beta, alpha=(1.0 / self.norm_factor))
 //
 // with beta = 1 (1/layer_number under apply_query_key_layer_scaling); without ALiBi the same
-// code passes an uninitialised torch.empty buffer with beta = 0. PyTorch's CUDA baddbmm first
-// copies the broadcast input into the [b·np, s_q, s_k] result (baddbmm_out_cuda_impl:
-// result.copy_(self) when the output is not the input), then runs the batched GEMM with beta,
-// which reads that result as its C operand. Per score element of one forward pass: a 2-byte
+// code passes an uninitialised torch.empty buffer with beta = 0. PyTorch's baddbmm first
+// expands the input to [b·np, s_q, s_k] and copies it into the result when beta != 0
+// (pytorch/pytorch aten/src/ATen/native/LinearAlgebra.cpp: TORCH_META_FUNC(baddbmm) calls
+// expand_size, common_checks_baddbmm_bmm does "if (beta != 0.0) result.copy_(self)"), then the
+// batched GEMM (aten/src/ATen/native/cuda/Blas.cpp baddbmm_out_cuda_impl, cuBLAS bgemm with
+// beta) reads that result as its C operand. Per score element of one forward pass: a 2-byte
 // write and a 2-byte read (the [b·np, 1, s_k] source is negligible). The bias has no gradient,
 // so the backward is unchanged; a full recomputation replays the forward and pays it again
 // (items.cpp adds it to the layer's forward, which the replay repeats). The bytes are counted
