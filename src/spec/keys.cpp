@@ -793,6 +793,15 @@ std::vector<KeyDef> build_table() {
       "K/V exchange of the CP attention: p2p (Megatron/Transformer Engine ring, overlapped per "
       "step), torch-allgather or torch-alltoall (PyTorch context_parallel as torchtitan runs "
       "it: K/V repeated to the query heads, fp32 merges, fp32 dK/dV rotation)"));
+  // The flex dispatcher's backend (docs/moe.md "DeepEP's host wait").
+  t.push_back(enum_key(
+      "training.moe_flex_backend", {"hybridep", "deepep"},
+      [](const Problem& p) { return p.training.moe_flex_backend; },
+      [](Problem& p, int v) { p.training.moe_flex_backend = v; },
+      "backend of the flex token dispatcher (Megatron-Core moe_flex_dispatcher_backend): "
+      "deepep's dispatch waits on the host for the received token counts, so under it a MoE "
+      "layer's host time adds to its GPU time as under alltoall; no effect unless "
+      "training.moe_dispatcher = flex"));
   // Unfused attention (docs/step-time.md "ALiBi on materialised attention scores").
   t.push_back(bool_key("training.unfused_attention", PPSEARCH_REF(bool, training.unfused_attention),
                        "the core attention materialises the [b x heads, s, s] scores in HBM "
