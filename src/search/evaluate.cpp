@@ -1145,11 +1145,15 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     // k starts when the last backward has produced it; buckets become ready evenly over the
     // backward window W, so all but the last hide behind the W·(1 − 1/n) still to run
     // (overlap_charge) and the last one follows the backward.
+    // training.zero1_grad_allreduce (docs/step-time.md "DeepSpeed's BF16 optimizer"): DeepSpeed's
+    // pipeline engine all-reduces the full fp32 gradients under its ZeRO-1-like BF16_Optimizer
+    // (_bf16_reduce_grads -> buffered_allreduce_fallback), then gathers the updated shards.
+    const bool grad_allreduce = zero == 0 || (zero == 1 && pb.training.zero1_grad_allreduce);
     auto reduce_once = [&](double params, double bucket_p, const GroupShape& g, double* tot,
                            double* exp) {
       const double nb = std::max(1.0, std::ceil(params / bucket_p));
       const double bucket =
-          collective_time(zero == 0 ? Collective::kAllReduce : Collective::kReduceScatter,
+          collective_time(grad_allreduce ? Collective::kAllReduce : Collective::kReduceScatter,
                           grad_elem * params / nb, g, I.links);
       *tot += nb * bucket;
       *exp +=
