@@ -125,6 +125,8 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
   m.linear_bias = run.linear_bias;
   // YaRN RoPE (docs/moe.md "YaRN RoPE").
   m.yarn_rope = run.yarn_rope;
+  // Clamped gated activation (docs/moe.md "Clamped GLU activation").
+  m.activation_clamp = run.activation_clamp;
 
   p->training.global_batch_size = run.global_batch_size;
   p->training.attention_flops = AttentionFlops::kFull;  // no source halves attention FLOPs

@@ -85,6 +85,8 @@ struct ModelSpec {
   // Document-masked attention (docs/step-time.md "Document-masked attention"): mean length of
   // the packed documents within which attention stays (block-causal masks); 0 = plain causal.
   int attention_document_tokens = 0;
+  // Clamped gated activation (docs/moe.md "Clamped GLU activation"; GPT-OSS).
+  double activation_clamp = 0;  // Megatron-Core activation_func_clamp_value (0 = no clamp)
 };
 
 struct TrainingSpec {

@@ -83,7 +83,7 @@ inline constexpr std::array<const char*, 29> kRunsColumns = {
 ///        model.attention_document_tokens key (empty = 0).
 ///        A fixed pipeline layout: `pp_layout`, the search.pp_layout key in Megatron-LM's
 ///        notation, pp·vpp segments (vpp empty: taken from the layout); empty = partitioned.
-inline constexpr std::array<const char*, 35> kRunsOptionalColumns = {
+inline constexpr std::array<const char*, 36> kRunsOptionalColumns = {
     "measured_peak_memory_gb",
     "memory_metric",
     "memory_derivation",
@@ -137,6 +137,9 @@ inline constexpr std::array<const char*, 35> kRunsOptionalColumns = {
     // A fixed pipeline layout (docs/memory.md "A fixed pipeline layout"): search.pp_layout in
     // Megatron-LM's notation, the recipe's own split; empty = the partitioner decides.
     "pp_layout",
+    // Clamped gated activation (docs/moe.md "Clamped GLU activation"): model.activation_clamp,
+    // a number >= 0 (empty = 0, no clamp).
+    "activation_clamp",
 };
 
 /// \brief One checked row of a runs CSV. Integers that the source does not state are
@@ -205,6 +208,9 @@ struct RunRecord {
   // A fixed pipeline layout (docs/memory.md "A fixed pipeline layout"): search.pp_layout, with
   // pp·vpp segments for this row's model; empty = the partitioner decides.
   std::string pp_layout;
+  // Clamped gated activation (docs/moe.md "Clamped GLU activation"): model.activation_clamp,
+  // empty = 0.
+  double activation_clamp = 0;
 };
 
 /// \brief Parses and checks a whole runs CSV. Checks the header (every schema column of
