@@ -3,12 +3,19 @@
 // MoE layer's time and memory under each recomputation.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+#include <string>
+
 #include "../support/builders.hpp"
 #include "ppsearch/cost/comm.hpp"
 #include "ppsearch/cost/glu_clamp.hpp"
 #include "ppsearch/cost/items.hpp"
 #include "ppsearch/cost/moe.hpp"
 #include "ppsearch/search/evaluate.hpp"
+#include "ppsearch/util/error.hpp"
+#include "ppsearch/validate/runs_csv.hpp"
+#include "ppsearch/validate/validate.hpp"
 
 namespace ppsearch {
 namespace {
@@ -115,6 +122,52 @@ TEST(GluClamp, StepTimeGrowsOnlyForTheClampedModel) {
   d2.model.activation_clamp = 7.0;
   const Candidate cd = make_candidate(d1, 8, 4, 4, 1, Schedule::k1F1B);
   EXPECT_DOUBLE_EQ(evaluate(d1, cd).iteration_time_s, evaluate(d2, cd).iteration_time_s);
+}
+
+std::string read_moe_runs() {
+  const std::string path = std::string(PPSEARCH_SOURCE_DIR) + "/tests/validation/runs-moe.csv";
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.is_open()) << path;
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The runs CSV column: the GPT-OSS rows state the recipes' 7.0, every other row none; the value
+// reaches the model; a bad cell is an issue naming the column and what is allowed.
+TEST(GluClamp, RunsCsvColumnReachesTheModel) {
+  const std::string text = read_moe_runs();
+  const std::vector<RunRecord> runs = parse_runs_csv(text, "runs-moe.csv");
+  int gpt_oss = 0;
+  for (const RunRecord& r : runs) {
+    const bool is_gpt_oss = r.id.find("gptoss") != std::string::npos;
+    EXPECT_EQ(r.activation_clamp, is_gpt_oss ? 7.0 : 0.0) << r.id;
+    gpt_oss += is_gpt_oss;
+    // The builders' H200 has no FP8 peak: the BF16 rows carry the value to the model.
+    if (!is_gpt_oss || r.precision != "bf16") continue;
+    Problem p = test::llama70b_h200();
+    std::string why;
+    ASSERT_TRUE(apply_run_to_problem(r, map_gpu(r.gpu), &p, &why)) << r.id << ": " << why;
+    EXPECT_EQ(p.model.activation_clamp, 7.0) << r.id;
+  }
+  EXPECT_EQ(gpt_oss, 17);
+  // A negative cell in the first GPT-OSS row.
+  const std::size_t at = text.find("\nmb2602-gb300-gptoss-120b-bf16,");
+  ASSERT_NE(at, std::string::npos);
+  const std::size_t eol = text.find('\n', at + 1);
+  const std::size_t comma = text.rfind(',', eol);
+  ASSERT_EQ(text.substr(comma, eol - comma), ",7");
+  std::string bad = text;
+  bad.replace(comma, eol - comma, ",-1");
+  try {
+    parse_runs_csv(bad, "t.csv");
+    ADD_FAILURE() << "no issue for activation_clamp = -1";
+  } catch (const ConfigError& e) {
+    bool found = false;
+    for (const auto& i : e.issues()) {
+      found |=
+          i.message().find("activation_clamp = -1: a number in [0, 10000]") != std::string::npos;
+    }
+    EXPECT_TRUE(found) << e.what();
+  }
 }
 
 }  // namespace
