@@ -259,11 +259,11 @@ void megatron_moe_flags(Builder& b, const ModelSpec& m, const TrainingSpec& t, c
                                      std::to_string(m.layers - dense) + ")\"");
     b.flag("--moe-grouped-gemm");
     // The dispatcher and CUDA-graph scopes the host time was costed with (docs/moe.md "Host
-    // time of a MoE layer"); flex is costed as HybridEP.
+    // time of a MoE layer"); flex as HybridEP or DeepEP (training.moe_flex_backend).
     const int d = t.moe_dispatcher;
     b.flag("--moe-token-dispatcher-type", moe_dispatcher_names().at(d));
-    if (d == static_cast<int>(MoeDispatcher::kFlex))
-      b.flag("--moe-flex-dispatcher-backend", "hybridep");
+    if (d == static_cast<int>(MoeDispatcher::kFlex))  // training.moe_flex_backend: 0 hybridep
+      b.flag("--moe-flex-dispatcher-backend", t.moe_flex_backend == 1 ? "deepep" : "hybridep");
     unsigned graphs = 0;
     if (parse_cuda_graph_scope(t.cuda_graph_scope, &graphs) && graphs != 0) {
       if (graphs & kGraphFullIteration) {

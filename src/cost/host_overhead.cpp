@@ -37,6 +37,7 @@
 
 #include <algorithm>
 
+#include "ppsearch/cost/moe_flex_backend.hpp"
 #include "ppsearch/cost/moe_recipe.hpp"
 
 namespace ppsearch {
@@ -144,9 +145,13 @@ HostOps moe_layer_host_time(const Problem& pb, const Candidate& c) {
   if (!parse_cuda_graph_scope(pb.training.cuda_graph_scope, &scope)) scope = 0;  // check() refuses
   const int ep = std::max(1, c.ep);
   const bool fp8 = pb.training.precision == "fp8";
-  const MoeHostOps counts = moe_host_op_counts(
-      static_cast<MoeDispatcher>(pb.training.moe_dispatcher), double(m.moe_experts) / ep, fp8, c.tp,
-      fused_grouped_mlp_active(pb.training, pb.gpu));
+  const auto disp = static_cast<MoeDispatcher>(pb.training.moe_dispatcher);
+  MoeHostOps counts = moe_host_op_counts(disp, double(m.moe_experts) / ep, fp8, c.tp,
+                                         fused_grouped_mlp_active(pb.training, pb.gpu));
+  // The flex dispatcher on DeepEP (moe_flex_backend.cpp, docs/moe.md "DeepEP's host wait").
+  if (disp == MoeDispatcher::kFlex &&
+      static_cast<MoeFlexBackend>(pb.training.moe_flex_backend) == MoeFlexBackend::kDeepEp)
+    counts = deepep_host_op_counts(counts);
   const HostOps ops = graphed_host_ops(counts, scope);
   const double t = pb.gpu.host_op_s;
   HostOps s{ops.fwd * t, ops.bwd * t};

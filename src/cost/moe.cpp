@@ -7,6 +7,7 @@
 #include "ppsearch/cost/glu_clamp.hpp"
 #include "ppsearch/cost/host_overhead.hpp"
 #include "ppsearch/cost/linear_bias.hpp"
+#include "ppsearch/cost/moe_flex_backend.hpp"
 #include "ppsearch/cost/moe_recipe.hpp"
 #include "ppsearch/cost/precision.hpp"
 
@@ -485,8 +486,10 @@ MoeItems moe_items(const Problem& pb, const Candidate& c, const Links& links,
     const HostOps host = moe_layer_host_time(pb, c);
     const double gpu_bwd = L.bwd_s + L.wgt_s;
     const auto disp = static_cast<MoeDispatcher>(tr.moe_dispatcher);
-    L.fwd_s = moe_pass_time(disp, L.fwd_s, host.fwd);
-    L.bwd_s += moe_pass_time(disp, gpu_bwd, host.bwd) - gpu_bwd;
+    // The flex dispatcher on DeepEP waits like the all-to-all one (moe_flex_backend.cpp).
+    const auto backend = static_cast<MoeFlexBackend>(tr.moe_flex_backend);
+    L.fwd_s = moe_pass_time_with_backend(disp, backend, L.fwd_s, host.fwd);
+    L.bwd_s += moe_pass_time_with_backend(disp, backend, gpu_bwd, host.bwd) - gpu_bwd;
   }
 
   // ---- Parameters and static memory -----------------------------------------------------------

@@ -796,6 +796,15 @@ std::vector<KeyDef> build_table() {
       "K/V exchange of the CP attention: p2p (Megatron/Transformer Engine ring, overlapped per "
       "step), torch-allgather or torch-alltoall (PyTorch context_parallel as torchtitan runs "
       "it: K/V repeated to the query heads, fp32 merges, fp32 dK/dV rotation)"));
+  // The flex dispatcher's backend (docs/moe.md "DeepEP's host wait").
+  t.push_back(enum_key(
+      "training.moe_flex_backend", {"hybridep", "deepep"},
+      [](const Problem& p) { return p.training.moe_flex_backend; },
+      [](Problem& p, int v) { p.training.moe_flex_backend = v; },
+      "backend of the flex token dispatcher (Megatron-Core moe_flex_dispatcher_backend): "
+      "deepep's dispatch waits on the host for the received token counts, so under it a MoE "
+      "layer's host time adds to its GPU time as under alltoall; no effect unless "
+      "training.moe_dispatcher = flex"));
   for (auto& d : t) {
     if (d.allowed.empty()) d.allowed = generated_allowed(d);
   }

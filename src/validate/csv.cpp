@@ -408,10 +408,17 @@ RunRecord read_row(const std::string& source, const CsvRecord& rec,
   opt_zero("attention_document_tokens", kMaxSeqLength, &run.attention_document_tokens);
   // MoE host time (docs/moe.md "Host time of a MoE layer"): the keys' names, empty = default.
   run.moe_dispatcher = lower(r.text("moe_dispatcher"));
+  // The flex dispatcher's backend (docs/moe.md "DeepEP's host wait"): flex:deepep, flex:hybridep.
+  if (run.moe_dispatcher == "flex:deepep" || run.moe_dispatcher == "flex:hybridep") {
+    run.moe_flex_backend = run.moe_dispatcher.substr(5);
+    run.moe_dispatcher = "flex";
+  }
   if (!run.moe_dispatcher.empty()) {
     const auto& names = moe_dispatcher_names();
     if (std::find(names.begin(), names.end(), run.moe_dispatcher) == names.end())
-      r.issue("moe_dispatcher", "alltoall, allgather or flex, or empty (training.moe_dispatcher)");
+      r.issue("moe_dispatcher",
+              "alltoall, allgather or flex, or empty (training.moe_dispatcher); flex:deepep or "
+              "flex:hybridep also name the flex backend (training.moe_flex_backend)");
   }
   run.cuda_graph_scope = lower(r.text("cuda_graph_scope"));
   unsigned scope_mask = 0;

@@ -121,6 +121,9 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
   if (run.moe_a2a_overlap) p->training.moe_a2a_overlap = *run.moe_a2a_overlap;
   if (run.fp8_attention) p->training.fp8_attention = *run.fp8_attention;
   if (run.moe_fused_grouped_mlp) p->training.moe_fused_grouped_mlp = *run.moe_fused_grouped_mlp;
+  // The flex dispatcher's backend (docs/moe.md "DeepEP's host wait").
+  if (!run.moe_flex_backend.empty())
+    p->training.moe_flex_backend = run.moe_flex_backend == "deepep" ? 1 : 0;
   // Linear biases (docs/moe.md "Linear biases").
   m.linear_bias = run.linear_bias;
   // YaRN RoPE (docs/moe.md "YaRN RoPE").

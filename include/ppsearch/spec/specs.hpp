@@ -164,6 +164,9 @@ struct TrainingSpec {
   // Long-sequence context parallelism (docs/step-time.md "Long-sequence context parallelism"):
   // how the CP attention exchanges K/V (no stack profile sets it: docs/step-time.md says why).
   CpCommType cp_comm_type = CpCommType::kP2p;
+  // The flex dispatcher's backend (docs/moe.md "DeepEP's host wait"): 0 hybridep, 1 deepep
+  // (MoeFlexBackend, include/ppsearch/cost/moe_flex_backend.hpp).
+  int moe_flex_backend = 0;
 };
 
 struct GpuSpec {

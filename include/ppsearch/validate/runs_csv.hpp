@@ -208,6 +208,9 @@ struct RunRecord {
   // A fixed pipeline layout (docs/memory.md "A fixed pipeline layout"): search.pp_layout, with
   // pp·vpp segments for this row's model; empty = the partitioner decides.
   std::string pp_layout;
+  // The flex dispatcher's backend (docs/moe.md "DeepEP's host wait"), stated in the
+  // moe_dispatcher column as flex:deepep or flex:hybridep; "" = not stated (the key's default).
+  std::string moe_flex_backend;
   // Clamped gated activation (docs/moe.md "Clamped GLU activation"): model.activation_clamp,
   // empty = 0.
   double activation_clamp = 0;
