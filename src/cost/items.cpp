@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ppsearch/cost/alibi.hpp"
 #include "ppsearch/cost/context_parallel.hpp"
 #include "ppsearch/cost/moe_recipe.hpp"
 #include "ppsearch/cost/precision.hpp"
@@ -362,7 +363,11 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
       cp_merge_bwd = cc.merge_bwd_s;
       cp_transient = cc.transient_bytes;
     }
-    const double fwd_compute = g_fwd + att_fwd + cp_merge_fwd + ew_fwd;
+    // ALiBi added to scores in HBM (alibi.cpp; docs/step-time.md "ALiBi on materialised
+    // attention scores"): a forward-only pass, replayed with the forward. Added last, so the sum
+    // is bit-identical when it is zero.
+    const double alibi_fwd = alibi_bias_fwd_s(pb, m, d.s, double(model.attention_heads) / t);
+    const double fwd_compute = g_fwd + att_fwd + cp_merge_fwd + ew_fwd + alibi_fwd;
     const bool per_op = pb.training.selective_recompute == SelectiveRecompute::kPerOp;
     Matmul mm[7];
     const int n_mm = layer_matmuls(d, mm);
@@ -400,7 +405,7 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
         }
         bwd_compute += ew_fwd;
       } else if (pb.training.selective_recompute == SelectiveRecompute::kCoreAttention) {
-        bwd_compute += att_fwd;
+        bwd_compute += att_fwd + alibi_fwd;
       }
       // kMlaUpProj (Megatron-Core recompute_modules = [mla_up_proj]) keeps the core attention:
       // only MLA's up projections run again, costed by apply_mla (moe.cpp).

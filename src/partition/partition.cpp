@@ -18,7 +18,11 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // Transient range-max representations (PartitionWorkspace::m_transient_mode).
 constexpr int kTransientNone = 0;    // every transient is zero
 constexpr int kTransientSingle = 1;  // exactly one item has a non-zero transient
-constexpr int kTransientTable = 2;   // general case: sparse table, O(1) query
+// band_dp_in() for a capacity of +infinity: Mem(σ, i, j) is a sum of finite non-negative
+// entries (checked), never NaN, so it is never above +infinity and no memory is computed
+// (docs/performance.md "Unlimited capacity").
+constexpr int kUnlimited = 3;
+constexpr int kTransientTable = 2;  // general case: sparse table, O(1) query
 
 int floor_log2(unsigned x) {  // x >= 1
 #if defined(__GNUC__) || defined(__clang__)
@@ -155,16 +159,19 @@ struct PartitionKernels {
   // Prefix sums and the transient range-max structure. O(L) (+ O(L log L) for a table).
   // Requires validate_shape(); checks the per-item values on the way (and throws through
   // validate_partition_problem() if one is negative or not finite).
-  static void prepare(const PartitionProblem& p, PartitionWorkspace& ws) {
+  // `table` = false: the transient table is not built (yet); a caller that evaluates no memory
+  // (capacity +infinity, kUnlimited) passes it. A later prepare() with `table` builds it.
+  static void prepare(const PartitionProblem& p, PartitionWorkspace& ws, bool table = true) {
     // Same items (bit for bit) as the last prepare() of this workspace: everything below is a
     // function of them only, and they were checked then (docs/performance.md).
     if (ws.m_prepared && same_bits(p.time_s, ws.m_items_time) &&
         same_bits(p.static_bytes, ws.m_items_static) && same_bits(p.act_bytes, ws.m_items_act) &&
         same_bits(p.transient_bytes, ws.m_items_transient)) {
+      if (table && !ws.m_table_ready) build_table(p, ws);
       return;
     }
     ws.m_prepared = false;
-    build_prefix(p, ws);
+    build_prefix(p, ws, table);
     ws.m_items_time = p.time_s;
     ws.m_items_static = p.static_bytes;
     ws.m_items_act = p.act_bytes;
@@ -172,7 +179,7 @@ struct PartitionKernels {
     ws.m_prepared = true;
   }
 
-  static void build_prefix(const PartitionProblem& p, PartitionWorkspace& ws) {
+  static void build_prefix(const PartitionProblem& p, PartitionWorkspace& ws, bool table) {
     const auto n = static_cast<int>(p.time_s.size());
     ws.m_prefix_time.resize(n + 1);
     ws.m_prefix_static.resize(n + 1);
@@ -213,6 +220,16 @@ struct PartitionKernels {
       ws.m_transient_mode = kTransientSingle;
     } else {
       ws.m_transient_mode = kTransientTable;
+    }
+    ws.m_table_ready = ws.m_transient_mode != kTransientTable;
+    if (table) build_table(p, ws);
+  }
+
+  // The sparse table of the transients (kTransientTable), if not built yet.
+  static void build_table(const PartitionProblem& p, PartitionWorkspace& ws) {
+    if (ws.m_table_ready) return;
+    {
+      const auto n = static_cast<int>(p.time_s.size());
       // Sparse table: level k holds max over [i, i + 2^k).
       const int levels = floor_log2(static_cast<unsigned>(n)) + 1;
       ws.m_transient_table.resize(static_cast<std::size_t>(levels) * n);
@@ -225,6 +242,7 @@ struct PartitionKernels {
         for (int i = 0; i + 2 * half <= n; ++i) level[i] = std::max(below[i], below[i + half]);
       }
     }
+    ws.m_table_ready = true;
   }
 
   // max of transient_bytes over [i, j), j > i.
@@ -238,6 +256,7 @@ struct PartitionKernels {
                    ? p.transient_bytes[ws.m_transient_item]
                    : 0.0;
       default: {
+        if (!ws.m_table_ready) throw std::logic_error("partition: transient table not built");
         const auto n = static_cast<int>(p.time_s.size());
         const int k = floor_log2(static_cast<unsigned>(j - i));
         const double* level = ws.m_transient_table.data() + static_cast<std::size_t>(k) * n;
@@ -272,6 +291,30 @@ struct PartitionKernels {
                      tr, p.extra_bytes[stage]);
   }
 
+  // Whether Mem(σ, i, j) <= cap (mem_fits) / > cap (mem_over), as memory_in<Mode>() tells;
+  // kUnlimited: cap = +infinity, which no memory exceeds.
+  template <int Mode>
+  static bool mem_fits(const PartitionProblem& p, const PartitionWorkspace& ws, int stage, int i,
+                       int j, double cap) {
+    if constexpr (Mode == kUnlimited) {
+      return true;
+    } else {
+      return memory_in<Mode>(p, ws, stage, i, j) <= cap;
+    }
+  }
+  template <int Mode>
+  static bool mem_over(const PartitionProblem& p, const PartitionWorkspace& ws, int stage, int i,
+                       int j, double cap) {
+    if constexpr (Mode == kUnlimited) {
+      return false;
+    } else {
+      return memory_in<Mode>(p, ws, stage, i, j) > cap;
+    }
+  }
+
+  // A capacity of +infinity: no interval is above it (see kUnlimited).
+  static bool unlimited(const PartitionProblem& p) { return p.capacity_bytes == kInf; }
+
   // Canonical backtrack (latest cuts, see the header) through the banded DP table of the last
   // band_dp() call: row s holds D'[s][i] for i in [band_lo[s], band_hi[s]]. For each stage it
   // takes the largest split point in the band with D' <= optimum. The split points that fit the
@@ -283,6 +326,7 @@ struct PartitionKernels {
     const int stages = p.stages;
     const std::size_t stride = static_cast<std::size_t>(n) + 1;
     const double* pt = ws.m_prefix_time.data();
+    const bool unbounded = unlimited(p);
     bounds.resize(stages + 1);
     bounds[stages] = n;
     for (int stage = stages - 1; stage >= 1; --stage) {
@@ -292,7 +336,7 @@ struct PartitionKernels {
       int i = std::min(end - 1, ws.m_band_hi[stage]);
       for (;; --i) {
         if (i < band_lo || time_of(pt, i, end, p.comm_s[stage]) > optimum ||
-            memory(p, ws, stage, i, end) > p.capacity_bytes) {
+            (!unbounded && memory(p, ws, stage, i, end) > p.capacity_bytes)) {
           throw std::logic_error("partition: DP backtrack found no split point");
         }
         if (row[i] <= optimum) break;
@@ -371,6 +415,8 @@ struct PartitionKernels {
   // Every value is a min/max over doubles the reference DP also compares, so the result is
   // bit-identical to partition_reference().
   static double band_dp(const PartitionProblem& p, PartitionWorkspace& ws, double limit) {
+    if (unlimited(p)) return band_dp_in<kUnlimited>(p, ws, limit);
+    if (!ws.m_table_ready) throw std::logic_error("partition: transient table not built");
     switch (ws.m_transient_mode) {
       case kTransientNone:
         return band_dp_in<kTransientNone>(p, ws, limit);
@@ -399,7 +445,7 @@ struct PartitionKernels {
       const int stage = s - 1;
       const double comm = p.comm_s[stage];
       r = gallop_forward(r, n, [&](int j) {
-        return time_of(pt, r, j, comm) <= limit && memory_in<Mode>(p, ws, stage, r, j) <= cap;
+        return time_of(pt, r, j, comm) <= limit && mem_fits<Mode>(p, ws, stage, r, j, cap);
       });
       band_hi[s] = std::min(r, n - (stages - s));
     }
@@ -409,7 +455,7 @@ struct PartitionKernels {
     for (int s = stages - 1, l = n; s >= 1; --s) {
       const double comm = p.comm_s[s];
       l = gallop_backward(l, [&](int i) {
-        return time_of(pt, i, l, comm) <= limit && memory_in<Mode>(p, ws, s, i, l) <= cap;
+        return time_of(pt, i, l, comm) <= limit && mem_fits<Mode>(p, ws, s, i, l, cap);
       });
       band_lo[s] = std::max(l, s);
       if (band_lo[s] > band_hi[s]) return kInf;
@@ -436,7 +482,7 @@ struct PartitionKernels {
       int cross = 0;  // queue position of the first split point with D >= T
       bool any = false;
       for (int j = band_lo[s]; j <= band_hi[s]; ++j) {
-        while (lo < j && memory_in<Mode>(p, ws, stage, lo, j) > cap) ++lo;
+        while (lo < j && mem_over<Mode>(p, ws, stage, lo, j, cap)) ++lo;
         for (const int last = std::min(j - 1, i_last); next <= last; ++next) {
           const double d = prev[next];
           if (!(d < kInf)) continue;
@@ -444,7 +490,11 @@ struct PartitionKernels {
           queue[tail++] = next;
           cross = std::min(cross, tail - 1);
         }
-        while (head < tail && queue[head] < lo) ++head;
+        // kUnlimited: lo stays at the first split point the queue ever holds, so no split point
+        // leaves the window and head stays 0.
+        if constexpr (Mode != kUnlimited) {
+          while (head < tail && queue[head] < lo) ++head;
+        }
         cross = std::max(cross, head);
         if (head == tail) {
           out[j] = kInf;
@@ -467,7 +517,7 @@ struct PartitionKernels {
     double optimum = kInf;
     for (int i = std::min(n - 1, band_hi[stage]); i >= band_lo[stage]; --i) {
       const double t = time_of(pt, i, n, comm);
-      if (t >= optimum || memory_in<Mode>(p, ws, stage, i, n) > cap) break;
+      if (t >= optimum || mem_over<Mode>(p, ws, stage, i, n, cap)) break;
       optimum = std::min(optimum, std::max(prev[i], t));
     }
     return optimum;
@@ -487,7 +537,8 @@ struct PartitionKernels {
   static const Partition& fast(const PartitionProblem& p, PartitionWorkspace& ws,
                                double first_limit = 0.0, double tau = 0.0, bool checked = false) {
     if (!checked) validate_shape(p);
-    prepare(p, ws);
+    const bool unbounded = unlimited(p);
+    prepare(p, ws, !unbounded);  // no memory is evaluated for an unlimited capacity
     Partition& result = ws.m_result;
     reset(result);
     const auto n = static_cast<int>(p.time_s.size());
@@ -496,14 +547,16 @@ struct PartitionKernels {
     const double* pt = ws.m_prefix_time.data();
     const double cap = p.capacity_bytes;
     if (stages == 1) {
-      if (memory(p, ws, 0, 0, n) > cap) return result;
+      if (!unbounded && memory(p, ws, 0, 0, n) > cap) return result;
       result.bounds = {0, n};
       result.bottleneck_s = time_of(pt, 0, n, p.comm_s[0]);
       result.feasible = true;
       return result;
     }
     // The first item must fit on stage 0 and the last one on stage S-1.
-    if (memory(p, ws, 0, 0, 1) > cap || memory(p, ws, stages - 1, n - 1, n) > cap) return result;
+    if (!unbounded && (memory(p, ws, 0, 0, 1) > cap || memory(p, ws, stages - 1, n - 1, n) > cap)) {
+      return result;
+    }
     const std::size_t stride = static_cast<std::size_t>(n) + 1;
     ws.m_best.resize((static_cast<std::size_t>(stages) + 1) * stride);
     ws.m_queue.resize(n);
@@ -530,7 +583,10 @@ struct PartitionKernels {
       double comm_rest = comm_sum;  // Σ_{σ≥s} c_σ
       for (int s = 1, r = 0; s <= stages; ++s) {
         const int stage = s - 1;
-        r = gallop_forward(r, n, [&](int j) { return memory(p, ws, stage, r, j) <= cap; });
+        // Unlimited: every interval fits, and the search would end at n.
+        r = unbounded
+                ? n
+                : gallop_forward(r, n, [&](int j) { return memory(p, ws, stage, r, j) <= cap; });
         if (s == stages) {
           if (r < n) return result;  // even memory alone cannot reach the end: infeasible
           break;
@@ -540,7 +596,8 @@ struct PartitionKernels {
       }
       double comm_head = comm_sum;  // Σ_{σ<s} c_σ
       for (int s = stages - 1, l = n; s >= 1; --s) {
-        l = gallop_backward(l, [&](int i) { return memory(p, ws, s, i, l) <= cap; });
+        l = unbounded ? 0
+                      : gallop_backward(l, [&](int i) { return memory(p, ws, s, i, l) <= cap; });
         comm_head -= p.comm_s[s];
         limit = std::max(limit, (pt[l] + comm_head) / s);
       }
@@ -819,7 +876,7 @@ struct PartitionKernels {
     }
     if (ref) {
       ws.m_result = reference(p, tau, &ws.m_tie_limit);
-      prepare(p, ws);  // the balancing that may follow reads the prefix sums
+      prepare(p, ws, !unlimited(p));  // the balancing that may follow reads the prefix sums
       return ws.m_result;
     }
     // A first limit just above the tolerance limit lets one pass serve both (fast()).
@@ -867,8 +924,9 @@ struct PartitionKernels {
     const int devices = device_loads(p, ws, dev, b, load);
     if (devices >= S) return;  // one stage per device: nothing to balance
     auto t = [&](int s, int i, int j) { return time_of(pt, i, j, p.comm_s[s]); };
+    const bool unbounded = unlimited(p);
     auto fits = [&](int s, int i, int j) {
-      return i < j && t(s, i, j) <= limit && memory(p, ws, s, i, j) <= cap;
+      return i < j && t(s, i, j) <= limit && (unbounded || memory(p, ws, s, i, j) <= cap);
     };
     for (int move = 0; move < 4 * S; ++move) {
       double top = 0.0;
@@ -974,7 +1032,7 @@ struct PartitionKernels {
     mirror.stages = p.stages;
     // Its own workspace: the prefix sums of neither problem are rebuilt on the next call.
     robust(mirror, mws, ref, first_limit, tau, true);
-    prepare(p, ws);  // a no-op when ws holds this problem's items already
+    prepare(p, ws, !unlimited(p));  // a no-op when ws holds this problem's items already
     ws.m_tie_limit = mws.m_tie_limit;
     Partition& mirrored = ws.m_result;
     mirrored = mws.m_result;
@@ -1013,25 +1071,58 @@ struct PartitionKernels {
   static bool candidates(const PartitionProblem& p, const std::vector<int>& stage_device,
                          PartitionWorkspace& ws, std::vector<int>& out, bool ref,
                          double first_limit, double tau) {
+    double tie_limit = 0.0;
+    return first_candidate(p, stage_device, ws, out, ref, first_limit, tau, &tie_limit) &&
+           more_candidates(p, stage_device, ws, out, ref, tie_limit, tau, true);
+  }
+
+  // The first of candidates(): the latest-cut chain into `out` (S + 1 cuts), its limit X in
+  // *tie_limit.
+  static bool first_candidate(const PartitionProblem& p, const std::vector<int>& stage_device,
+                              PartitionWorkspace& ws, std::vector<int>& out, bool ref,
+                              double first_limit, double tau, double* tie_limit) {
     validate_shape(p);
     check_devices(p, stage_device);
     out.clear();
-    for (const bool earliest : {false, true}) {
-      start_chain(p, ws, ref, first_limit, tau, earliest);
-      // The mirrored problem has the same optimum up to rounding: the latest-cut chain's
-      // bottleneck is a first limit that saves its passes below (any first limit gives the same
-      // chain, fast()).
-      if (!earliest && ws.m_result.feasible) first_limit = ws.m_result.bottleneck_s;
-      if (!ws.m_result.feasible) {
-        out.clear();
-        return false;
-      }
-      std::vector<int>& b = ws.m_result.bounds;
-      out.insert(out.end(), b.begin(), b.end());
-      if (earliest) break;  // the balanced earliest-cut chain rarely won and cost a simulation
-      balance(p, ws, stage_device, ws.m_tie_limit, tau, b);
-      out.insert(out.end(), b.begin(), b.end());
+    start_chain(p, ws, ref, first_limit, tau, false);
+    if (!ws.m_result.feasible) return false;
+    *tie_limit = ws.m_tie_limit;
+    const std::vector<int>& b = ws.m_result.bounds;
+    out.assign(b.begin(), b.end());
+    return true;
+  }
+
+  // The other two of candidates(), appended to `out`, which holds the first (first_candidate(),
+  // limit X = tie_limit): that chain balanced within X, and the earliest-cut chain.
+  static bool more_candidates(const PartitionProblem& p, const std::vector<int>& stage_device,
+                              PartitionWorkspace& ws, std::vector<int>& out, bool ref,
+                              double tie_limit, double tau, bool checked = false) {
+    if (!checked) {
+      validate_shape(p);
+      check_devices(p, stage_device);
     }
+    const std::size_t width = static_cast<std::size_t>(p.stages) + 1;
+    if (out.size() != width) {
+      invalid("more candidates: " + std::to_string(out.size()) + " cuts given, expected " +
+              std::to_string(width) + " (the first chain)");
+    }
+    prepare(p, ws, !unlimited(p));  // a no-op when ws holds this problem's items already
+    std::vector<int>& b = ws.m_chain;
+    b.assign(out.begin(), out.end());
+    // The mirrored problem has the same optimum up to rounding: the latest-cut chain's
+    // bottleneck is a first limit that saves its passes below (any first limit gives the same
+    // chain, fast()).
+    const double first_limit = chain_bottleneck(p, ws, b);
+    balance(p, ws, stage_device, tie_limit, tau, b);
+    out.insert(out.end(), b.begin(), b.end());
+    // The balanced earliest-cut chain rarely won and cost a simulation: not a candidate.
+    start_chain(p, ws, ref, first_limit, tau, true);
+    if (!ws.m_result.feasible) {
+      out.clear();
+      return false;
+    }
+    const std::vector<int>& e = ws.m_result.bounds;
+    out.insert(out.end(), e.begin(), e.end());
     return true;
   }
 
@@ -1060,7 +1151,8 @@ struct PartitionKernels {
   static const Partition& evaluate(const PartitionProblem& p, const std::vector<int>& bounds,
                                    PartitionWorkspace& ws) {
     validate_shape(p);
-    prepare(p, ws);  // first: a malformed problem throws whatever the bounds
+    const bool unbounded = unlimited(p);
+    prepare(p, ws, !unbounded);  // first: a malformed problem throws whatever the bounds
     Partition& result = ws.m_result;
     reset(result);
     result.bounds = bounds;
@@ -1079,7 +1171,7 @@ struct PartitionKernels {
       const int i = bounds[stage];
       const int j = bounds[stage + 1];
       worst = std::max(worst, time_of(ws.m_prefix_time.data(), i, j, p.comm_s[stage]));
-      fits = fits && memory(p, ws, stage, i, j) <= p.capacity_bytes;
+      fits = fits && (unbounded || memory(p, ws, stage, i, j) <= p.capacity_bytes);
     }
     result.feasible = fits;
     result.bottleneck_s = worst;
@@ -1260,6 +1352,23 @@ bool interleaved_candidates(const PartitionProblem& problem, const std::vector<i
                             double first_limit, double tau) {
   return detail::PartitionKernels::candidates(problem, stage_device, workspace, chains, reference,
                                               first_limit, tau);
+}
+
+bool interleaved_first_candidate(const PartitionProblem& problem,
+                                 const std::vector<int>& stage_device,
+                                 PartitionWorkspace& workspace, std::vector<int>& chains,
+                                 double* tie_limit, bool reference, double first_limit,
+                                 double tau) {
+  return detail::PartitionKernels::first_candidate(problem, stage_device, workspace, chains,
+                                                   reference, first_limit, tau, tie_limit);
+}
+
+bool interleaved_more_candidates(const PartitionProblem& problem,
+                                 const std::vector<int>& stage_device,
+                                 PartitionWorkspace& workspace, std::vector<int>& chains,
+                                 double tie_limit, bool reference, double tau) {
+  return detail::PartitionKernels::more_candidates(problem, stage_device, workspace, chains,
+                                                   reference, tie_limit, tau);
 }
 
 double max_device_load(const PartitionProblem& problem, const std::vector<int>& stage_device,

@@ -115,15 +115,15 @@ struct SimWorkspace::Impl {
   // Compiled programs (small LRU cache) and their scratch.
   std::vector<Program> programs;
   std::uint64_t tick = 0;
-  std::vector<int> slot_f, slot_b, slot_w;     // compile scratch: program index per (mb, vs)
-  std::vector<int> pos_to_prog;                // compile scratch: program index per list position
-  std::vector<int> level, level_start, remap;  // compile scratch: wavefront ordering
-  std::vector<CompiledOp> ops_tmp;             // compile scratch
-  std::vector<int> state;                      // compile scratch: current (a, b) per device
-  std::vector<std::vector<int>> frontier;      // compile scratch: Pareto states per device
-  std::vector<double> end;                     // end time per program op (+ sentinel)
-  std::vector<double> signature;               // per step: Σ_j (x_j − x_0)
-  std::vector<std::size_t> device_vs;          // run_program scratch: a device's stage per chunk
+  std::vector<int> slot_f, slot_b, slot_w;      // compile scratch: program index per (mb, vs)
+  std::vector<int> pos_to_prog;                 // compile scratch: program index per list position
+  std::vector<int> level, level_start, remap;   // compile scratch: wavefront ordering
+  std::vector<CompiledOp> ops_tmp;              // compile scratch
+  std::vector<int> state;                       // compile scratch: current (a, b) per device
+  std::vector<std::vector<int>> frontier;       // compile scratch: Pareto states per device
+  std::vector<double> end;                      // end time per program op (+ sentinel)
+  std::vector<double> signature;                // per step: Σ_j (x_j − x_0)
+  std::vector<double> device_act, device_keep;  // run_program scratch: a device's chunks' bytes
   ScheduleResult reduced;
   std::vector<TimedOp>* trace = nullptr;  // simulate_traced() only; null everywhere else
 };
@@ -782,17 +782,22 @@ void run_program(const Program& prog, Impl& ws, ScheduleResult* out) {
     const auto du = uz(d);
     t = std::max(t, end[prog.last_op[du]]);
     double peak = 0, peak_keep = 0;
-    ws.device_vs.resize(uz(prog.v));
+    // The device's chunks' activation and W-state bytes, read once (the same terms below).
+    ws.device_act.resize(uz(prog.v));
+    ws.device_keep.resize(uz(prog.v));
+    double* dact = ws.device_act.data();
+    double* dkeep = ws.device_keep.data();
     for (int c = 0; c < prog.v; ++c) {
-      ws.device_vs[uz(c)] = uz(device_stage(prog.kind, P, c, d));
+      const auto vs = uz(device_stage(prog.kind, P, c, d));
+      dact[c] = ws.act[vs];
+      dkeep[c] = ws.keep[vs];
     }
     for (int s = prog.state_begin[du]; s < prog.state_begin[du + 1]; ++s) {
       const int* coef = prog.state_coef.data() + uz(s) * width;
       double m = 0, keep = 0;
       for (int c = 0; c < prog.v; ++c) {
-        const auto vs = ws.device_vs[uz(c)];
-        m += coef[c] * ws.act[vs] + coef[prog.v + c] * ws.keep[vs];
-        keep += coef[prog.v + c] * ws.keep[vs];
+        m += coef[c] * dact[c] + coef[prog.v + c] * dkeep[c];
+        keep += coef[prog.v + c] * dkeep[c];
       }
       note_peak(m, keep, &peak, &peak_keep);
     }

@@ -55,9 +55,12 @@ struct Evaluator::Impl {
   // (The last 16 such partitions: candidates a few places apart often repeat one,
   // docs/performance.md "Relaxed partition memo".)
   RelaxedPartitionMemo relaxed_memo;
-  std::vector<int> relaxed_bounds;  // the last answer
-  std::vector<int> stage_device;    // interleaved / V-shaped partitions: device of each stage
-  std::vector<int> chain_bounds;    // interleaved: the candidate chain being simulated
+  std::vector<int> relaxed_bounds;     // the last answer
+  double relaxed_tie = 0;              // interleaved: the first chain's limit X
+  std::vector<int> stage_device;       // device of each stage, dev_of() (the partitions of
+                                       // interleaved / V-shaped schedules take it)
+  std::vector<const ItemCost*> items;  // item(i) of the current candidate, for place()
+  std::vector<int> chain_bounds;       // interleaved: the candidate chain being simulated
   // Memo of recent schedule simulations, keyed by their whole input (docs/performance.md
   // "Simulation memo").
   SimulationCache sim_cache;
@@ -446,8 +449,10 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     return i == 0 ? cc.embed
                   : (i == n_items - 1 ? cc.head : (i <= I.n_dense ? cc.layer : moe_layer));
   };
+  I.items.resize(n_items);
   for (int i = 0; i < n_items; ++i) {
     const ItemCost& it = item(i);
+    I.items[i] = &it;
     pp.time_s[i] = it.time_s();
     pp.static_bytes[i] = dual ? 2 * it.static_bytes : it.static_bytes;  // DualPipe: 2 copies
     pp.act_bytes[i] = it.act_bytes;
@@ -477,10 +482,9 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   // load lowered (partition_interleaved(); docs/algorithms.md §1.3 "Interleaved / V-shaped
   // schedules": a device's time per micro-batch is the sum of its chunks, Narayanan et al.,
   // SC'21 §2.2). The reference option computes the same choice with the O(L²·S) DP.
-  if (v > 1) {
-    I.stage_device.resize(S);
-    for (int s = 0; s < S; ++s) I.stage_device[s] = dev_of(s);
-  }
+  // (Filled for every schedule: place() reads it.)
+  I.stage_device.resize(S);
+  for (int s = 0; s < S; ++s) I.stage_device[s] = dev_of(s);
   const int layout = v == 1 ? 0 : (c.schedule == Schedule::kZBV ? -P : P);
   auto choose = [&](const PartitionProblem& prob, double first_limit) -> const Partition& {
     const bool ref = I.opt.reference_partitioner;
@@ -493,14 +497,10 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
 
   // The time-optimal partition with no memory limit. With infinite capacity the
   // memory arrays play no part, so it depends only on S, the item times and c_σ.
-  auto relaxed_bounds = [&]() -> const std::vector<int>& {
+  // Interleaved / V-shaped: `all_chains` = false asks for the first chain only (the others
+  // are computed when a later call asks for them, docs/performance.md "Candidates on demand").
+  auto relaxed_bounds = [&](bool all_chains) -> const std::vector<int>& {
     const bool memo = !I.opt.reference_partitioner;
-    if (memo) {
-      if (const std::vector<int>* hit = I.relaxed_memo.find(pp, layout)) {
-        I.relaxed_bounds = *hit;
-        return I.relaxed_bounds;
-      }
-    }
     // The problem itself with an infinite capacity for the time of the call (no copy).
     PartitionProblem& relaxed = pp;
     struct Restore {
@@ -509,6 +509,24 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       ~Restore() { p.capacity_bytes = capacity; }
     } restore{pp, pp.capacity_bytes};
     relaxed.capacity_bytes = std::numeric_limits<double>::infinity();
+    const std::size_t width = static_cast<std::size_t>(S) + 1;
+    // The balanced and the earliest-cut chains after the first one (limit I.relaxed_tie).
+    auto more_chains = [&]() {
+      if (!interleaved_more_candidates(relaxed, I.stage_device, I.part_ws, I.relaxed_bounds,
+                                       I.relaxed_tie, I.opt.reference_partitioner)) {
+        throw std::logic_error("evaluate: no chunk chain without a memory limit");
+      }
+    };
+    if (memo) {
+      if (const std::vector<int>* hit = I.relaxed_memo.find(pp, layout, &I.relaxed_tie)) {
+        I.relaxed_bounds = *hit;
+        if (v > 1 && all_chains && I.relaxed_bounds.size() == width) {
+          more_chains();
+          I.relaxed_memo.update(pp, I.relaxed_bounds, layout);
+        }
+        return I.relaxed_bounds;
+      }
+    }
     double first_limit = 0.0;
     if (!I.opt.reference_partitioner) {
       // The previous time-optimal cuts, evaluated on this problem, bound its optimum from
@@ -527,14 +545,15 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     } else {
       // Interleaved / V-shaped: three candidate chunk chains, one after another (S + 1 cuts
       // each): the latest-cut chain within the tolerance of the optimal chunk bottleneck, as
-      // it is and device-balanced, and the earliest-cut one (interleaved_candidates()). The
-      // evaluator simulates them and keeps the fastest that fits.
-      if (!interleaved_candidates(relaxed, I.stage_device, I.part_ws, I.relaxed_bounds,
-                                  I.opt.reference_partitioner, first_limit)) {
+      // it is and device-balanced, and the earliest-cut one (interleaved_candidates(), here in
+      // its two steps). The evaluator simulates them and keeps the fastest that fits.
+      if (!interleaved_first_candidate(relaxed, I.stage_device, I.part_ws, I.relaxed_bounds,
+                                       &I.relaxed_tie, I.opt.reference_partitioner, first_limit)) {
         throw std::logic_error("evaluate: no chunk chain without a memory limit");
       }
+      if (all_chains) more_chains();
     }
-    if (memo) I.relaxed_memo.insert(pp, I.relaxed_bounds, layout);
+    if (memo) I.relaxed_memo.insert(pp, I.relaxed_bounds, layout, I.relaxed_tie);
     return I.relaxed_bounds;
   };
 
@@ -566,6 +585,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   auto kind_of = [&](long long i) { return i == 0 ? 0 : (i == n_items - 1 ? 2 : 1); };
 
   ScheduleInput& si = I.sched;
+  const ItemCost* const* item_at = I.items.data();  // item(i), looked up
   auto place = [&](const std::vector<int>& bounds, double* peak, int* peak_rank) -> bool {
     auto fill = [&](std::vector<double>& x) {  // = assign(P, 0.0), inlined
       x.resize(P);
@@ -614,7 +634,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     // twice, per-micro-batch times half each.
     const double share = dual ? 0.5 : 1.0;
     for (int s = 0; s < S; ++s) {
-      const int d = dev_of(s);
+      const int d = I.stage_device[s];  // dev_of(s)
       const int d2 = dual ? P - 1 - s : d;
       if (!dual) {
         // The same additions in the same order as the general loop below, in locals (the
@@ -624,7 +644,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
                sp = I.dev_step[d], pa = I.dev_params[d], ex = I.dev_expert[d],
                tr = I.dev_transient[d], cm = I.dev_compute[d], tp = I.dev_tp[d], cpc = I.dev_cp[d];
         for (int i = bounds[s]; i < bounds[s + 1]; ++i) {
-          const ItemCost& it = item(i);
+          const ItemCost& it = *item_at[i];  // item(i)
           f += it.fwd_s;
           bw += it.bwd_s;
           wg += it.wgt_s;
@@ -660,7 +680,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         I.dev_cp[d] = cpc;
       }
       for (int i = bounds[s]; i < bounds[s + 1] && dual; ++i) {
-        const ItemCost& it = item(i);
+        const ItemCost& it = *item_at[i];  // item(i)
         si.fwd_s[s] += it.fwd_s;
         si.bwd_s[s] += it.bwd_s;
         si.wgt_s[s] += it.wgt_s;
@@ -788,7 +808,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     // the time-optimal partition without a memory limit already fits, it is the answer
     // (the DP's optimum has the same value; by definition of the noise-robust choice the
     // relaxed choice is kept, docs/performance.md), so the DP is skipped.
-    const std::vector<int>& rb = relaxed_bounds();
+    const std::vector<int>& rb = relaxed_bounds(true);
     if ((!partial || c.recompute_num_layers < 0) &&
         evaluate_partition(pp, rb, I.part_ws).feasible) {
       bounds = rb;  // partial, fewest that fit: nothing needs recomputing
@@ -866,7 +886,35 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       for (int d = 0; d < P && !over; ++d) over = low[d] + tr[d] + cc.extra_bytes > cap;
       return over;
     };
-    const std::vector<int>& chains = relaxed_bounds();
+    // A lower bound on memory_over()'s largest device figure for every chain whose stages are
+    // not empty: the mean over the P devices of their sums (Σ static + Σ_σ live_σ·A_σ, where the
+    // activations A_σ of stage σ are at least the smallest item's, and all of them count at
+    // least the smallest live_σ) plus the smallest transient (every device holds an item).
+    // Above the capacity (with a margin of 1e-9 for the rounding of either sum), memory_over()
+    // holds for every chain: then no chain fits, the chains after the first are not needed,
+    // and the fallbacks' partitions need not be computed (docs/performance.md "Candidates on
+    // demand").
+    bool hopeless = false;
+    {
+      double stat = 0, act = 0;
+      double act_min = std::numeric_limits<double>::infinity(), tr_min = act_min,
+             live_min = act_min;
+      for (int i = 0; i < n_items; ++i) {
+        stat += pp.static_bytes[i];
+        act += pp.act_bytes[i];
+        act_min = std::min(act_min, pp.act_bytes[i]);
+        tr_min = std::min(tr_min, pp.transient_bytes[i]);
+      }
+      auto live_of = [&](int st) {
+        return c.schedule == Schedule::kInterleaved1F1B ? pp.in_flight[st] : 1.0;
+      };
+      for (int st = 0; st < S; ++st) live_min = std::min(live_min, live_of(st));
+      double excess = 0;
+      for (int st = 0; st < S; ++st) excess += live_of(st) - live_min;
+      const double low = (stat + live_min * act + act_min * excess) / P + tr_min + cc.extra_bytes;
+      hopeless = low > cap * (1.0 + 1e-9);
+    }
+    const std::vector<int>& chains = relaxed_bounds(!hopeless);
     const std::size_t width = static_cast<std::size_t>(S) + 1;
     const int n_chains = static_cast<int>(chains.size() / width);
     const bool even = pb.model.layers % S == 0;
@@ -885,6 +933,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     double tried_peak[8];
     int tried_rank[8];
     for (int k = 0; k < n_chains + (even ? 1 : 0); ++k) {
+      if (k > 0 && hopeless) break;  // memory_over() holds for it (the bound above)
       if (k < n_chains) {
         cand.assign(chains.begin() + k * width, chains.begin() + (k + 1) * width);
       } else {
@@ -917,7 +966,8 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
           }
           for (int d = 0; d < P; ++d) {
             bound = std::max(bound, head + M * low[d]);
-            for (int i = cand[d]; i < cand[d + 1]; ++i) head += item(i).fwd_s + item(i).bwd_s;
+            for (int i = cand[d]; i < cand[d + 1]; ++i)
+              head += item_at[i]->fwd_s + item_at[i]->bwd_s;
           }
           if (bound >= best_time * (1.0 - kPartitionTieTolerance)) continue;
         }
@@ -985,45 +1035,49 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         if (tried_unfit(b) >= 0 || memory_over(b)) return false;
         return place(b, &peak, &peak_rank) && peak <= cap;
       };
-      const Partition& part = run_partitioner(pp);
-      bool ok = part.feasible;
-      if (ok) {
-        bounds = part.bounds;
-        ok = fits(bounds);
-      }
-      if (!ok) {
-        // Second try: instead of 1/v of the device per chunk, each chunk gets the device's
-        // capacity in proportion to what it needs in the time-optimal chain (a chunk that
-        // holds more in-flight micro-batches or the embedding gets more), as per-stage
-        // budgets (capacity − budget enters as the stage's reserve E_σ). The device
-        // memory is again checked on the simulated op order.
-        const std::vector<int>& rb = chains;  // relaxed_bounds(), the latest-cut chain first
-        std::vector<double>& need = I.chunk_need;
-        need.assign(S, 0.0);
-        std::vector<double>& dev_need = I.dev_need;
-        dev_need.assign(P, 0.0);
-        for (int st = 0; st < S; ++st) {
-          double stat = 0, act = 0, tr = 0;
-          for (int i = rb[st]; i < rb[st + 1]; ++i) {
-            stat += pp.static_bytes[i];
-            act += pp.act_bytes[i];
-            tr = std::max(tr, pp.transient_bytes[i]);
-          }
-          need[st] = stat + pp.in_flight[st] * act + tr + pp.extra_bytes[st];
-          dev_need[dev_of(st)] += need[st];
-        }
-        PartitionProblem& budgeted = I.part_budget;
-        budgeted = pp;
-        budgeted.capacity_bytes = cap;
-        for (int st = 0; st < S; ++st) {
-          const int sd = dev_of(st);
-          const double share = dev_need[sd] > 0 ? need[st] / dev_need[sd] : 1.0 / v;
-          budgeted.extra_bytes[st] = pp.extra_bytes[st] + cap * (1.0 - share);
-        }
-        const Partition& part2 = run_partitioner(budgeted);
-        if (part2.feasible) {
-          bounds = part2.bounds;
+      // When no chain fits by the bound above, fits() would reject whatever they give.
+      bool ok = false;
+      if (!hopeless) {
+        const Partition& part = run_partitioner(pp);
+        ok = part.feasible;
+        if (ok) {
+          bounds = part.bounds;
           ok = fits(bounds);
+        }
+        if (!ok) {
+          // Second try: instead of 1/v of the device per chunk, each chunk gets the device's
+          // capacity in proportion to what it needs in the time-optimal chain (a chunk that
+          // holds more in-flight micro-batches or the embedding gets more), as per-stage
+          // budgets (capacity − budget enters as the stage's reserve E_σ). The device
+          // memory is again checked on the simulated op order.
+          const std::vector<int>& rb = chains;  // relaxed_bounds(), the latest-cut chain first
+          std::vector<double>& need = I.chunk_need;
+          need.assign(S, 0.0);
+          std::vector<double>& dev_need = I.dev_need;
+          dev_need.assign(P, 0.0);
+          for (int st = 0; st < S; ++st) {
+            double stat = 0, act = 0, tr = 0;
+            for (int i = rb[st]; i < rb[st + 1]; ++i) {
+              stat += pp.static_bytes[i];
+              act += pp.act_bytes[i];
+              tr = std::max(tr, pp.transient_bytes[i]);
+            }
+            need[st] = stat + pp.in_flight[st] * act + tr + pp.extra_bytes[st];
+            dev_need[dev_of(st)] += need[st];
+          }
+          PartitionProblem& budgeted = I.part_budget;
+          budgeted = pp;
+          budgeted.capacity_bytes = cap;
+          for (int st = 0; st < S; ++st) {
+            const int sd = dev_of(st);
+            const double share = dev_need[sd] > 0 ? need[st] / dev_need[sd] : 1.0 / v;
+            budgeted.extra_bytes[st] = pp.extra_bytes[st] + cap * (1.0 - share);
+          }
+          const Partition& part2 = run_partitioner(budgeted);
+          if (part2.feasible) {
+            bounds = part2.bounds;
+            ok = fits(bounds);
+          }
         }
       }
       double need_bytes = first_peak;
@@ -1091,11 +1145,15 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     // k starts when the last backward has produced it; buckets become ready evenly over the
     // backward window W, so all but the last hide behind the W·(1 − 1/n) still to run
     // (overlap_charge) and the last one follows the backward.
+    // training.zero1_grad_allreduce (docs/step-time.md "DeepSpeed's BF16 optimizer"): DeepSpeed's
+    // pipeline engine all-reduces the full fp32 gradients under its ZeRO-1-like BF16_Optimizer
+    // (_bf16_reduce_grads -> buffered_allreduce_fallback), then gathers the updated shards.
+    const bool grad_allreduce = zero == 0 || (zero == 1 && pb.training.zero1_grad_allreduce);
     auto reduce_once = [&](double params, double bucket_p, const GroupShape& g, double* tot,
                            double* exp) {
       const double nb = std::max(1.0, std::ceil(params / bucket_p));
       const double bucket =
-          collective_time(zero == 0 ? Collective::kAllReduce : Collective::kReduceScatter,
+          collective_time(grad_allreduce ? Collective::kAllReduce : Collective::kReduceScatter,
                           grad_elem * params / nb, g, I.links);
       *tot += nb * bucket;
       *exp +=

@@ -346,6 +346,11 @@ std::vector<KeyDef> build_table() {
                       "documents attention stays within (torchtitan attn_mask_type "
                       "block_causal); 0 = causal over the whole sequence",
                       kMaxSeqLength, true));
+  // ALiBi (docs/step-time.md "ALiBi on materialised attention scores").
+  t.push_back(bool_key("model.alibi", PPSEARCH_REF(bool, model.alibi),
+                       "attention scores get ALiBi's per-head linear position bias (BLOOM: true): "
+                       "with training.unfused_attention, 4 bytes of HBM traffic per score element "
+                       "in each forward pass; no cost with a fused attention kernel"));
   // Clamped gated activation (docs/moe.md "Clamped GLU activation").
   t.push_back(within(float_key("model.activation_clamp",
                                PPSEARCH_REF(double, model.activation_clamp), kNoUnit, 0.0, false,
@@ -805,6 +810,18 @@ std::vector<KeyDef> build_table() {
       "deepep's dispatch waits on the host for the received token counts, so under it a MoE "
       "layer's host time adds to its GPU time as under alltoall; no effect unless "
       "training.moe_dispatcher = flex"));
+  // Unfused attention (docs/step-time.md "ALiBi on materialised attention scores").
+  t.push_back(bool_key("training.unfused_attention", PPSEARCH_REF(bool, training.unfused_attention),
+                       "the core attention materialises the [b x heads, s, s] scores in HBM "
+                       "(baddbmm, softmax, bmm: Megatron-DeepSpeed, Megatron-LM before "
+                       "FlashAttention); only model.alibi's bias pass depends on it"));
+  // DeepSpeed's BF16 optimizer (docs/step-time.md "DeepSpeed's BF16 optimizer").
+  t.push_back(bool_key("training.zero1_grad_allreduce",
+                       PPSEARCH_REF(bool, training.zero1_grad_allreduce),
+                       "under ZeRO-1 the gradients are all-reduced in full rather than "
+                       "reduce-scattered before the sharded optimizer step (DeepSpeed's "
+                       "BF16_Optimizer in the pipeline engine); the updated shards are then "
+                       "all-gathered as usual"));
   for (auto& d : t) {
     if (d.allowed.empty()) d.allowed = generated_allowed(d);
   }

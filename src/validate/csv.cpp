@@ -438,6 +438,16 @@ RunRecord read_row(const std::string& source, const CsvRecord& rec,
     run.linear_bias = *v == 1;
   // YaRN RoPE (docs/moe.md "YaRN RoPE"), empty = 0.
   if (auto v = r.integer("yarn_rope", 0, 1, true, "0 or 1, or empty (0)")) run.yarn_rope = *v == 1;
+  // ALiBi on materialised attention scores (docs/step-time.md), empty = 0 / the key's default.
+  if (auto v = r.integer("alibi", 0, 1, true, "0 or 1, or empty (0)")) run.alibi = *v == 1;
+  if (auto v = r.integer("unfused_attention", 0, 1, true, "0 or 1, or empty (default)"))
+    run.unfused_attention = *v == 1;
+  // Tied embeddings and DeepSpeed's BF16 optimizer (docs/step-time.md "DeepSpeed's BF16
+  // optimizer"), empty = 0 / the key's default.
+  if (auto v = r.integer("tied_embeddings", 0, 1, true, "0 or 1, or empty (0)"))
+    run.tied_embeddings = *v == 1;
+  if (auto v = r.integer("zero1_grad_allreduce", 0, 1, true, "0 or 1, or empty (default)"))
+    run.zero1_grad_allreduce = *v == 1;
   // Selective recomputation's flavour (docs/moe.md "Recomputation"), empty = the key's default.
   run.selective_recompute = lower(r.text("selective_recompute"));
   if (!run.selective_recompute.empty() && run.selective_recompute != "core-attention" &&

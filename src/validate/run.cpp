@@ -88,7 +88,9 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
   m.vocab_size = run.vocab_size;
   m.seq_length = run.seq_length;
   m.mlp = run.mlp;
-  m.tied_embeddings = false;  // the schema does not say; the interface default
+  // The optional column tied_embeddings (docs/step-time.md "DeepSpeed's BF16 optimizer"); empty:
+  // false, the interface default.
+  m.tied_embeddings = run.tied_embeddings;
   // Mixture of experts and MLA (docs/moe.md), from the optional columns.
   if (run.head_dim > 0) m.head_dim = run.head_dim;
   m.moe_experts = run.moe_experts;
@@ -128,6 +130,11 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
   m.linear_bias = run.linear_bias;
   // YaRN RoPE (docs/moe.md "YaRN RoPE").
   m.yarn_rope = run.yarn_rope;
+  // ALiBi on materialised attention scores (docs/step-time.md); an empty unfused_attention cell
+  // keeps the loaded value.
+  m.alibi = run.alibi;
+  if (run.unfused_attention) p->training.unfused_attention = *run.unfused_attention;
+  if (run.zero1_grad_allreduce) p->training.zero1_grad_allreduce = *run.zero1_grad_allreduce;
   // Clamped gated activation (docs/moe.md "Clamped GLU activation").
   m.activation_clamp = run.activation_clamp;
 

@@ -131,8 +131,8 @@ def expand_text(data):
         return ",".join(m.group(2).decode() if n == m.group(1).decode() else n
                         for n in names).encode()
 
-    data = re.sub(rb"@ROW:([a-z_]+)=(.*?)@", row_with, data, flags=re.S)
-    data = re.sub(rb"@HEADER:([a-z_]+)=(.*?)@", header_with, data, flags=re.S)
+    data = re.sub(rb"@ROW:([a-z0-9_]+)=(.*?)@", row_with, data, flags=re.S)
+    data = re.sub(rb"@HEADER:([a-z0-9_]+)=(.*?)@", header_with, data, flags=re.S)
     return data.replace(b"@HEADER@", header.encode()).replace(b"@ROW@", runs_row().encode())
 
 

@@ -85,6 +85,7 @@ class PartitionWorkspace {
   double m_tie_limit = 0;                 // robust: the limit B*·(1 + tau) chosen within
   PartitionProblem m_mirror;              // interleaved: the mirrored problem (earliest cuts)
   std::unique_ptr<PartitionWorkspace> m_mirror_ws;  // ... and its own workspace
+  std::vector<int> m_chain;                         // more candidates: the chain being balanced
   Partition m_result;
   double m_heaviest_item_s = 0;  // max of time_s
   int m_transient_mode = 0;      // 0: all zero, 1: a single non-zero item, 2: sparse table
@@ -93,6 +94,7 @@ class PartitionWorkspace {
   // (copies, compared bit for bit): a later call with the same items skips rebuilding them
   // (docs/performance.md "Partition workspace").
   bool m_prepared = false;
+  bool m_table_ready = false;  // the transient table is built (prepare() with a finite capacity)
   std::vector<double> m_items_time, m_items_static, m_items_act, m_items_transient;
 };
 
@@ -226,6 +228,25 @@ bool interleaved_candidates(const PartitionProblem& problem, const std::vector<i
                             PartitionWorkspace& workspace, std::vector<int>& chains,
                             bool reference = false, double first_limit = 0.0,
                             double tau = kPartitionTieTolerance);
+
+/// interleaved_candidates() in two steps, for a caller that may need only the first chain
+/// (docs/performance.md "Candidates on demand"): interleaved_first_candidate() puts the
+/// latest-cut chain into `chains` (stages + 1 cuts) and its limit X = B*·(1 + tau) into
+/// *tie_limit; interleaved_more_candidates(), given that chain in `chains` and X, appends the
+/// other two (balanced, earliest-cut), so that the two calls give interleaved_candidates()'s
+/// answer bit for bit. `workspace` may have served other problems in between. False (and
+/// `chains` empty) if no partition fits; std::invalid_argument if `chains` does not hold one
+/// chain of the problem's stage count.
+bool interleaved_first_candidate(const PartitionProblem& problem,
+                                 const std::vector<int>& stage_device,
+                                 PartitionWorkspace& workspace, std::vector<int>& chains,
+                                 double* tie_limit, bool reference = false,
+                                 double first_limit = 0.0, double tau = kPartitionTieTolerance);
+bool interleaved_more_candidates(const PartitionProblem& problem,
+                                 const std::vector<int>& stage_device,
+                                 PartitionWorkspace& workspace, std::vector<int>& chains,
+                                 double tie_limit, bool reference = false,
+                                 double tau = kPartitionTieTolerance);
 
 /// Largest device load of `bounds` (sum over each device's stages of T + c, in stage order), with
 /// stage σ on device stage_device[σ]; +infinity if the bounds are not a partition.

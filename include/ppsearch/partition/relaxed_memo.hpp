@@ -23,11 +23,21 @@ class RelaxedPartitionMemo {
   /// and the same `layout` (the caller's code for how stages map to devices: the interleaved
   /// choice depends on it, docs/performance.md "Noise-robust partition choice"), or nullptr. The
   /// pointer stays valid until the next insert().
-  const std::vector<int>* find(const PartitionProblem& problem, int layout = 0);
+  /// `aux`, if given, receives the value stored with the bounds.
+  const std::vector<int>* find(const PartitionProblem& problem, int layout = 0,
+                               double* aux = nullptr);
 
   /// \brief Stores the time-optimal bounds of `problem` (capacity +infinity) under `layout`,
   /// replacing the least recently used entry when full.
-  void insert(const PartitionProblem& problem, const std::vector<int>& bounds, int layout = 0);
+  /// `aux`: one value kept with the bounds and returned by find() (the evaluator: the limit X of
+  /// interleaved_first_candidate(), docs/performance.md "Candidates on demand").
+  void insert(const PartitionProblem& problem, const std::vector<int>& bounds, int layout = 0,
+              double aux = 0.0);
+
+  /// \brief Replaces the bounds stored for `problem` under `layout` (keeping its aux value), e.g.
+  /// the evaluator's first interleaved chain by all three; false (and nothing stored) if there
+  /// is no such entry.
+  bool update(const PartitionProblem& problem, const std::vector<int>& bounds, int layout = 0);
 
   std::size_t size() const { return entries_.size(); }
   std::uint64_t hits() const { return hits_; }
@@ -38,8 +48,10 @@ class RelaxedPartitionMemo {
     int layout = 0;
     std::vector<double> time, comm;
     std::vector<int> bounds;
+    double aux = 0.0;
     std::uint64_t last_use = 0;
   };
+  Entry* lookup(const PartitionProblem& problem, int layout);
   std::vector<Entry> entries_;
   std::size_t capacity_;
   std::uint64_t tick_ = 0;

@@ -85,6 +85,8 @@ struct ModelSpec {
   // Document-masked attention (docs/step-time.md "Document-masked attention"): mean length of
   // the packed documents within which attention stays (block-causal masks); 0 = plain causal.
   int attention_document_tokens = 0;
+  // ALiBi position biases (docs/step-time.md "ALiBi on materialised attention scores"; BLOOM).
+  bool alibi = false;  // attention scores get ALiBi's per-head linear bias
   // Clamped gated activation (docs/moe.md "Clamped GLU activation"; GPT-OSS).
   double activation_clamp = 0;  // Megatron-Core activation_func_clamp_value (0 = no clamp)
 };
@@ -167,6 +169,14 @@ struct TrainingSpec {
   // The flex dispatcher's backend (docs/moe.md "DeepEP's host wait"): 0 hybridep, 1 deepep
   // (MoeFlexBackend, include/ppsearch/cost/moe_flex_backend.hpp).
   int moe_flex_backend = 0;
+  // Unfused core attention (docs/step-time.md "ALiBi on materialised attention scores"): the
+  // scores are a [b·heads, s, s] tensor in HBM (baddbmm, softmax, bmm; Megatron-LM and
+  // Megatron-DeepSpeed before FlashAttention). Only the ALiBi bias pass depends on it.
+  bool unfused_attention = false;
+  // DeepSpeed's BF16_Optimizer in the pipeline engine (docs/step-time.md "DeepSpeed's BF16
+  // optimizer"): under ZeRO-1 the gradients are all-reduced in full, not reduce-scattered, before
+  // each rank updates its shard and the shards are all-gathered.
+  bool zero1_grad_allreduce = false;
 };
 
 struct GpuSpec {

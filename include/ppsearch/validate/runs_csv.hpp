@@ -83,7 +83,13 @@ inline constexpr std::array<const char*, 29> kRunsColumns = {
 ///        model.attention_document_tokens key (empty = 0).
 ///        A fixed pipeline layout: `pp_layout`, the search.pp_layout key in Megatron-LM's
 ///        notation, pp·vpp segments (vpp empty: taken from the layout); empty = partitioned.
-inline constexpr std::array<const char*, 36> kRunsOptionalColumns = {
+///        ALiBi on materialised scores: `alibi` (model.alibi, empty = 0) and
+///        `unfused_attention` (training.unfused_attention, empty = the key's default).
+///        `tied_embeddings` (model.tied_embeddings, empty = 0) and `zero1_grad_allreduce`
+///        (training.zero1_grad_allreduce, empty = the key's default).
+///        Clamped GLU activation (docs/moe.md): `activation_clamp` (model.activation_clamp, a
+///        number in [0, 10000], empty = 0).
+inline constexpr std::array<const char*, 40> kRunsOptionalColumns = {
     "measured_peak_memory_gb",
     "memory_metric",
     "memory_derivation",
@@ -137,6 +143,15 @@ inline constexpr std::array<const char*, 36> kRunsOptionalColumns = {
     // A fixed pipeline layout (docs/memory.md "A fixed pipeline layout"): search.pp_layout in
     // Megatron-LM's notation, the recipe's own split; empty = the partitioner decides.
     "pp_layout",
+    // ALiBi on materialised attention scores (docs/step-time.md): model.alibi (0 or 1, empty =
+    // 0) and training.unfused_attention (0 or 1, empty = the key's default).
+    "alibi",
+    "unfused_attention",
+    // Tied input and output embeddings (model.tied_embeddings: 0 or 1, empty = 0) and DeepSpeed's
+    // BF16 optimizer (training.zero1_grad_allreduce: 0 or 1, empty = the key's default);
+    // docs/step-time.md "DeepSpeed's BF16 optimizer".
+    "tied_embeddings",
+    "zero1_grad_allreduce",
     // Clamped gated activation (docs/moe.md "Clamped GLU activation"): model.activation_clamp,
     // a number >= 0 (empty = 0, no clamp).
     "activation_clamp",
@@ -211,6 +226,14 @@ struct RunRecord {
   // The flex dispatcher's backend (docs/moe.md "DeepEP's host wait"), stated in the
   // moe_dispatcher column as flex:deepep or flex:hybridep; "" = not stated (the key's default).
   std::string moe_flex_backend;
+  // ALiBi on materialised attention scores (docs/step-time.md): model.alibi, empty = false;
+  // training.unfused_attention, empty = the key's default (or --set) value.
+  bool alibi = false;
+  std::optional<bool> unfused_attention;
+  // docs/step-time.md "DeepSpeed's BF16 optimizer": model.tied_embeddings, empty = false;
+  // training.zero1_grad_allreduce, empty = the key's default (or --set) value.
+  bool tied_embeddings = false;
+  std::optional<bool> zero1_grad_allreduce;
   // Clamped gated activation (docs/moe.md "Clamped GLU activation"): model.activation_clamp,
   // empty = 0.
   double activation_clamp = 0;
