@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ppsearch/cost/glu_clamp.hpp"
 #include "ppsearch/cost/host_overhead.hpp"
 #include "ppsearch/cost/linear_bias.hpp"
 #include "ppsearch/cost/moe_flex_backend.hpp"
@@ -460,6 +461,21 @@ MoeItems moe_items(const Problem& pb, const Candidate& c, const Links& links,
     L.bwd_s += eb.bwd_s + redo;
     L.compute_s += eb.fwd_s + eb.bwd_s + redo;
     L.transient_bytes += eb.transient_bytes * act_ovh;
+  }
+  // The eager clamp of a clamped gated activation (glu_clamp.cpp, docs/moe.md "Clamped GLU
+  // activation"; GPT-OSS): forward, backward, the forward again under moe_act or full
+  // recomputation, and the FC1 output kept twice.
+  {
+    const GluClampCost gc = glu_clamp_cost(pb, rows, fc1_n, moe_act);
+    const double redo = (full ? gc.fwd_s : 0.0) + gc.recompute_fwd_s;
+    L.fwd_s += gc.fwd_s;
+    L.bwd_s += gc.bwd_s + redo;
+    L.compute_s += gc.fwd_s + gc.bwd_s + redo;
+    if (full) {
+      L.transient_bytes += gc.saved_bytes * act_ovh;
+    } else {
+      L.act_bytes += gc.saved_bytes * act_ovh;
+    }
   }
   // Host time per micro-batch (host_overhead.cpp, docs/moe.md "Host time of a MoE layer"): the
   // dispatcher's host synchronisation lets the host run at most one layer ahead, so each pass

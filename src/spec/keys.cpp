@@ -351,6 +351,14 @@ std::vector<KeyDef> build_table() {
                        "attention scores get ALiBi's per-head linear position bias (BLOOM: true): "
                        "with training.unfused_attention, 4 bytes of HBM traffic per score element "
                        "in each forward pass; no cost with a fused attention kernel"));
+  // Clamped gated activation (docs/moe.md "Clamped GLU activation").
+  t.push_back(within(float_key("model.activation_clamp",
+                               PPSEARCH_REF(double, model.activation_clamp), kNoUnit, 0.0, false,
+                               "limit of the clamped gated activation (Megatron-Core "
+                               "activation_func_clamp_value; GPT-OSS: 7.0): the routed experts' "
+                               "clamp then runs eagerly unless training.moe_fused_grouped_mlp; "
+                               "0 = no clamp"),
+                     0.0, 1e4));
 
   // ---- [training] ----------------------------------------------------------
   t.push_back(int_key("training.global_batch_size", PPSEARCH_REF(int, training.global_batch_size),

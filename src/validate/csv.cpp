@@ -461,6 +461,11 @@ RunRecord read_row(const std::string& source, const CsvRecord& rec,
     r.issue("optimizer_state_dtype",
             "fp32, bf16 or bf16-moments, or empty (training.optimizer_state_dtype)");
 
+  // Clamped gated activation (docs/moe.md "Clamped GLU activation"), empty = 0.
+  if (auto v = r.number("activation_clamp", std::nextafter(0.0, -1.0), 1e4,
+                        "a number in [0, 10000], or empty (0: no clamp)"))
+    run.activation_clamp = *v;
+
   // Cross-column rules, only when the columns they use are valid.
   if (issues->size() != before) return run;
   if (run.kv_heads > 0 && run.attention_heads % run.kv_heads != 0) {

@@ -135,6 +135,8 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
   m.alibi = run.alibi;
   if (run.unfused_attention) p->training.unfused_attention = *run.unfused_attention;
   if (run.zero1_grad_allreduce) p->training.zero1_grad_allreduce = *run.zero1_grad_allreduce;
+  // Clamped gated activation (docs/moe.md "Clamped GLU activation").
+  m.activation_clamp = run.activation_clamp;
 
   p->training.global_batch_size = run.global_batch_size;
   p->training.attention_flops = AttentionFlops::kFull;  // no source halves attention FLOPs

@@ -87,6 +87,8 @@ struct ModelSpec {
   int attention_document_tokens = 0;
   // ALiBi position biases (docs/step-time.md "ALiBi on materialised attention scores"; BLOOM).
   bool alibi = false;  // attention scores get ALiBi's per-head linear bias
+  // Clamped gated activation (docs/moe.md "Clamped GLU activation"; GPT-OSS).
+  double activation_clamp = 0;  // Megatron-Core activation_func_clamp_value (0 = no clamp)
 };
 
 struct TrainingSpec {

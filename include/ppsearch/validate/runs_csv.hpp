@@ -87,7 +87,9 @@ inline constexpr std::array<const char*, 29> kRunsColumns = {
 ///        `unfused_attention` (training.unfused_attention, empty = the key's default).
 ///        `tied_embeddings` (model.tied_embeddings, empty = 0) and `zero1_grad_allreduce`
 ///        (training.zero1_grad_allreduce, empty = the key's default).
-inline constexpr std::array<const char*, 39> kRunsOptionalColumns = {
+///        Clamped GLU activation (docs/moe.md): `activation_clamp` (model.activation_clamp, a
+///        number in [0, 10000], empty = 0).
+inline constexpr std::array<const char*, 40> kRunsOptionalColumns = {
     "measured_peak_memory_gb",
     "memory_metric",
     "memory_derivation",
@@ -150,6 +152,9 @@ inline constexpr std::array<const char*, 39> kRunsOptionalColumns = {
     // docs/step-time.md "DeepSpeed's BF16 optimizer".
     "tied_embeddings",
     "zero1_grad_allreduce",
+    // Clamped gated activation (docs/moe.md "Clamped GLU activation"): model.activation_clamp,
+    // a number >= 0 (empty = 0, no clamp).
+    "activation_clamp",
 };
 
 /// \brief One checked row of a runs CSV. Integers that the source does not state are
@@ -229,6 +234,9 @@ struct RunRecord {
   // training.zero1_grad_allreduce, empty = the key's default (or --set) value.
   bool tied_embeddings = false;
   std::optional<bool> zero1_grad_allreduce;
+  // Clamped gated activation (docs/moe.md "Clamped GLU activation"): model.activation_clamp,
+  // empty = 0.
+  double activation_clamp = 0;
 };
 
 /// \brief Parses and checks a whole runs CSV. Checks the header (every schema column of
