@@ -163,7 +163,7 @@ double grouped_gemm_time(double count, double rows, double n, double k, const Pr
   // Experts run in the layers' linear precision (TE grouped GEMM in FP8; docs/precision.md).
   const double one =
       gemm_time(rows, n, k, pb.gpu, precision_plan(pb.training, pb.gpu).linear) - ovh;
-  return count * one / pb.training.moe_grouped_gemm_efficiency + ovh;
+  return count * one / grouped_gemm_efficiency(pb) + ovh;
 }
 
 void set_static(ItemCost& it, const StaticSplit& dense, const StaticSplit& expert) {

@@ -38,6 +38,20 @@ bool fused_grouped_mlp_active(const TrainingSpec& t, const GpuSpec& g) {
   return t.moe_fused_grouped_mlp && precision_plan(t, g).fp8 && t.fp8_recipe == Fp8Recipe::kMxfp8;
 }
 
+// The FP8 factor is a calibration constant (docs/moe.md "FP8 grouped GEMM efficiency"): the BF16
+// MoE rows of tests/validation/runs-moe.csv sit near their measured times with the dense GEMM
+// efficiency, the FP8 rows well below theirs. The FP8 grouped GEMM pays what a dense FP8 GEMM of
+// the same shape does not: Transformer Engine's GroupedLinear quantises each expert's slice
+// separately (grouped_linear.py _split_quantize, one scale per expert) and runs one cuBLAS GEMM
+// per expert over its compute streams (common/gemm/cublaslt_gemm.cu multi_stream_cublas_gemm,
+// NVIDIA/TransformerEngine @d0067d0; the CUTLASS grouped kernel only on Hopper with
+// NVTE_USE_CUTLASS_GROUPED_GEMM). Fitted on the split = fit rows (tools/calibrate-presets.sh).
+double grouped_gemm_efficiency(const Problem& pb) {
+  const bool fp8 = precision_plan(pb.training, pb.gpu).linear == GemmPrecision::kFp8;
+  return pb.training.moe_grouped_gemm_efficiency *
+         (fp8 ? pb.training.moe_grouped_gemm_efficiency_fp8 : 1.0);
+}
+
 double fused_grouped_gemm_time(double count, double rows, double n, double k, const Problem& pb) {
   if (count <= 0 || rows <= 0 || n <= 0 || k <= 0) return 0.0;
   const GpuSpec& g = pb.gpu;
@@ -51,8 +65,7 @@ double fused_grouped_gemm_time(double count, double rows, double n, double k, co
   const double in_bytes = p == GemmPrecision::kFp8 && g.peak_fp8_flop_per_s > 0 ? 1.0 : 2.0;
   const double bytes = count * (in_bytes * (rows * k + k * n) + 2.0 * rows * n);
   const double memory_s = bytes / (g.hbm_bytes_per_s * g.memory_efficiency);
-  return std::max(tt.compute_s, memory_s) / pb.training.moe_grouped_gemm_efficiency +
-         g.gemm_overhead_s;
+  return std::max(tt.compute_s, memory_s) / grouped_gemm_efficiency(pb) + g.gemm_overhead_s;
 }
 
 FusedMlpSaving fused_grouped_mlp_saving(double rows, double fe, bool glu, double cast_bytes,

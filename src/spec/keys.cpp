@@ -436,6 +436,13 @@ std::vector<KeyDef> build_table() {
                                   "grouped expert GEMM throughput relative to a dense GEMM of "
                                   "the same shape"),
                      0.01, 1));
+  // FP8 grouped expert GEMMs (docs/moe.md "FP8 grouped GEMM efficiency").
+  t.push_back(
+      within(fraction_key("training.moe_grouped_gemm_efficiency_fp8",
+                          PPSEARCH_REF(double, training.moe_grouped_gemm_efficiency_fp8), true,
+                          "further factor on moe_grouped_gemm_efficiency for grouped "
+                          "expert GEMMs run in FP8 (fitted on the MoE fit rows)"),
+             0.01, 1));
 
   // ---- [gpu] ---------------------------------------------------------------
   t.push_back(string_key("gpu.name", PPSEARCH_REF(std::string, gpu.name), "GPU label, e.g. h200"));

@@ -97,6 +97,9 @@ TEST(FusedGroupedMlp, AllExpertsTilesShareTheirWaves) {
   // HBM made fast enough that the math bounds the time.
   Problem p = qwen3_like(Fp8Recipe::kMxfp8);
   p.gpu.hbm_bytes_per_s = 100e12;
+  // The FP8 grouped GEMM factor (docs/moe.md "FP8 grouped GEMM efficiency") left out here;
+  // tests/unit/test_moe_grouped_fp8.cpp covers it.
+  p.training.moe_grouped_gemm_efficiency_fp8 = 1.0;
   const GpuSpec& g = p.gpu;
   ASSERT_EQ(g.sm_count, 132);
   const double E = 33, tm = g.gemm_tile_m, tn = g.gemm_tile_n, k = 4096;

@@ -31,6 +31,12 @@ bool fused_grouped_mlp_active(const TrainingSpec&, const GpuSpec&);
 // throughput divided by training.moe_grouped_gemm_efficiency.
 double fused_grouped_gemm_time(double count, double rows, double n, double k, const Problem&);
 
+// Throughput of a grouped expert GEMM relative to a dense GEMM of the per-expert shape:
+// training.moe_grouped_gemm_efficiency, times training.moe_grouped_gemm_efficiency_fp8 when the
+// experts run in FP8 (precision_plan's linear precision; docs/moe.md "FP8 grouped GEMM
+// efficiency").
+double grouped_gemm_efficiency(const Problem&);
+
 // HBM time the fused grouped MLP saves per micro-batch on the busiest GPU, against TE's
 // separate kernels (docs/moe.md "26.06 recipe features"). `rows` routed token copies, expert
 // width `fe` (after ETP), gated (SwiGLU) or not, `cast_bytes` the FP8 cast's bytes per element

@@ -115,6 +115,9 @@ struct TrainingSpec {
   double moe_load_imbalance = 1.0;  // tokens on the busiest expert rank / the mean (1 = balanced)
   double moe_a2a_overlap = 0.0;     // fraction of the dispatch/combine all-to-all hidden
   double moe_grouped_gemm_efficiency = 1.0;  // grouped expert GEMM throughput / dense GEMM's
+  // FP8 grouped expert GEMMs: a further factor on moe_grouped_gemm_efficiency, fitted on the
+  // split = fit rows of tests/validation/runs-moe.csv (docs/moe.md "FP8 grouped GEMM efficiency").
+  double moe_grouped_gemm_efficiency_fp8 = 0.65;
   // Software stack and step-time mechanisms (docs/step-time.md). training.stack names a profile
   // (spec/stacks.hpp) that sets the keys below and the overlap / fusion keys above unless given;
   // the loader applies it, so a Problem built in code keeps these struct defaults.
