@@ -124,6 +124,17 @@ inline Problem gpt_oss_dense_like() {
   return p;
 }
 
+// gpt_oss_dense_like with GPT-OSS-120B's experts (configs/models/gpt-oss-120b.ini: 128 of
+// width 2880, top 4) and a global batch of 256; a test adds the feature it exercises.
+inline Problem gpt_oss_moe_like() {
+  Problem p = gpt_oss_dense_like();
+  p.model.moe_experts = 128;
+  p.model.moe_top_k = 4;
+  p.model.moe_ffn_hidden_size = 2880;
+  p.training.global_batch_size = 256;
+  return p;
+}
+
 inline Candidate make_candidate(const Problem& p, int tp, int pp, int dp, int mbs, Schedule s,
                                 Recompute r = Recompute::kSelective, int sp = 1, int zero = 1,
                                 int vpp = 1, int cp = 1) {

@@ -56,4 +56,51 @@ inline bool replace_cell(std::string* text, const std::string& id, const std::st
   return true;
 }
 
+// One MoE row of the runs schema (Qwen3-30B-like, 8 B200s, EP 8) with the dispatcher and the
+// CUDA-graph scope cells given: for tests of how those optional columns are parsed.
+inline std::string moe_row_csv(const std::string& dispatcher, const std::string& scope) {
+  std::string h, v;
+  auto add = [&](const char* k, const std::string& x) {
+    h += (h.empty() ? "" : ",") + std::string(k);
+    v += (v.empty() ? "" : ",") + x;
+  };
+  const char* fixed[][2] = {{"id", "r1"},
+                            {"source", "test"},
+                            {"layers", "8"},
+                            {"hidden_size", "2048"},
+                            {"ffn_hidden_size", "6144"},
+                            {"attention_heads", "32"},
+                            {"kv_heads", "4"},
+                            {"vocab_size", "151936"},
+                            {"seq_length", "4096"},
+                            {"mlp", "swiglu"},
+                            {"gpu", "b200"},
+                            {"gpus", "8"},
+                            {"gpus_per_node", "8"},
+                            {"network_gbit_per_s", ""},
+                            {"tp", "1"},
+                            {"pp", "1"},
+                            {"vpp", "1"},
+                            {"cp", "1"},
+                            {"dp", "8"},
+                            {"mbs", "1"},
+                            {"global_batch_size", "64"},
+                            {"recompute", "none"},
+                            {"sequence_parallel", "off"},
+                            {"zero_stage", "1"},
+                            {"measured_step_time_s", "1.0"},
+                            {"step_time_derivation", "x"},
+                            {"measured_mfu_pct", ""},
+                            {"mfu_convention", ""},
+                            {"trust", "B"},
+                            {"moe_experts", "128"},
+                            {"moe_top_k", "8"},
+                            {"moe_ffn_hidden_size", "768"},
+                            {"ep", "8"}};
+  for (const auto& kv : fixed) add(kv[0], kv[1]);
+  add("moe_dispatcher", dispatcher);
+  add("cuda_graph_scope", scope);
+  return h + "\n" + v + "\n";
+}
+
 }  // namespace ppsearch::test

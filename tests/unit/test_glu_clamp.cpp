@@ -25,12 +25,8 @@ using test::make_candidate;
 
 // GPT-OSS-120B's shape (configs/models/gpt-oss-120b.ini) on the builders' H200 cluster.
 Problem gpt_oss_like(double clamp) {
-  Problem p = test::gpt_oss_dense_like();
-  p.model.moe_experts = 128;
-  p.model.moe_top_k = 4;
-  p.model.moe_ffn_hidden_size = 2880;
+  Problem p = test::gpt_oss_moe_like();
   p.model.activation_clamp = clamp;
-  p.training.global_batch_size = 256;
   return p;
 }
 

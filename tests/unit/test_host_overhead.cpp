@@ -3,6 +3,8 @@
 // switch, and the key and CSV parsing of the dispatcher and graph scopes.
 #include <gtest/gtest.h>
 
+#include "../support/runs_text.hpp"
+
 #include <string>
 
 #include "../support/builders.hpp"
@@ -227,48 +229,7 @@ TEST(HostOverhead, KeysRefuseBadValuesNamingTheAllowedSet) {
 }
 
 std::string csv_with(const std::string& dispatcher, const std::string& scope) {
-  // One MoE row of the runs schema with the two optional columns.
-  std::string h, v;
-  auto add = [&](const char* k, const std::string& x) {
-    h += (h.empty() ? "" : ",") + std::string(k);
-    v += (v.empty() ? "" : ",") + x;
-  };
-  add("id", "r1");
-  add("source", "test");
-  add("layers", "8");
-  add("hidden_size", "2048");
-  add("ffn_hidden_size", "6144");
-  add("attention_heads", "32");
-  add("kv_heads", "4");
-  add("vocab_size", "151936");
-  add("seq_length", "4096");
-  add("mlp", "swiglu");
-  add("gpu", "b200");
-  add("gpus", "8");
-  add("gpus_per_node", "8");
-  add("network_gbit_per_s", "");
-  add("tp", "1");
-  add("pp", "1");
-  add("vpp", "1");
-  add("cp", "1");
-  add("dp", "8");
-  add("mbs", "1");
-  add("global_batch_size", "64");
-  add("recompute", "none");
-  add("sequence_parallel", "off");
-  add("zero_stage", "1");
-  add("measured_step_time_s", "1.0");
-  add("step_time_derivation", "x");
-  add("measured_mfu_pct", "");
-  add("mfu_convention", "");
-  add("trust", "B");
-  add("moe_experts", "128");
-  add("moe_top_k", "8");
-  add("moe_ffn_hidden_size", "768");
-  add("ep", "8");
-  add("moe_dispatcher", dispatcher);
-  add("cuda_graph_scope", scope);
-  return h + "\n" + v + "\n";
+  return test::moe_row_csv(dispatcher, scope);
 }
 
 TEST(HostOverhead, CsvColumnsParseAndRefuseBadValues) {
