@@ -187,9 +187,10 @@ double pass_time_with_host(double gpu_s, double host_s) { return std::max(gpu_s,
 //    B200 / B300 DeepSeek-V3 and Qwen3 rows, -0.6 on the H100 Qwen3-30B EP 16 rows, -0.6 to 0.4
 //    on GB200 / GB300), so they keep max(). The composition is a structural choice read from the
 //    rows (no constant is fitted); the split = fit rows alone show the same (docs/moe.md).
+// The rule itself lives in moe_host_wait_serial (moe_flex_backend.cpp), which also covers the
+// flex dispatcher's DeepEP backend; this form is the default HybridEP backend's.
 double moe_pass_time(MoeDispatcher d, double gpu_s, double host_s) {
-  if (d == MoeDispatcher::kAllToAll) return gpu_s + host_s;
-  return pass_time_with_host(gpu_s, host_s);
+  return moe_pass_time_with_backend(d, MoeFlexBackend::kHybridEp, gpu_s, host_s);
 }
 
 }  // namespace ppsearch

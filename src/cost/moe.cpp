@@ -161,9 +161,9 @@ double grouped_gemm_time(double count, double rows, double n, double k, const Pr
     return fused_grouped_gemm_time(count, rows, n, k, pb);
   const double ovh = pb.gpu.gemm_overhead_s;
   // Experts run in the layers' linear precision (TE grouped GEMM in FP8; docs/precision.md).
-  const double one =
-      gemm_time(rows, n, k, pb.gpu, precision_plan(pb.training, pb.gpu).linear) - ovh;
-  return count * one / grouped_gemm_efficiency(pb) + ovh;
+  const GemmPrecision linear = precision_plan(pb.training, pb.gpu).linear;
+  const double one = gemm_time(rows, n, k, pb.gpu, linear) - ovh;
+  return count * one / grouped_gemm_efficiency(pb.training, linear) + ovh;
 }
 
 void set_static(ItemCost& it, const StaticSplit& dense, const StaticSplit& expert) {

@@ -28,7 +28,8 @@ MoeHostOps deepep_host_op_counts(const MoeHostOps& flex_counts) {
 }
 
 bool moe_host_wait_serial(MoeDispatcher d, MoeFlexBackend b) {
-  if (d == MoeDispatcher::kAllToAll) return true;  // host_overhead.cpp moe_pass_time
+  // The all-to-all dispatcher (host_overhead.cpp, the comment above moe_pass_time).
+  if (d == MoeDispatcher::kAllToAll) return true;
   // D: after notify_dispatch the host spins on moe_recv_counter / moe_recv_expert_counter
   // (host-mapped memory the GPU writes) before it allocates the receive buffers; M passes no
   // num_worst_tokens, so every forward dispatch of every MoE layer waits there. Like the

@@ -46,10 +46,9 @@ bool fused_grouped_mlp_active(const TrainingSpec& t, const GpuSpec& g) {
 // per expert over its compute streams (common/gemm/cublaslt_gemm.cu multi_stream_cublas_gemm,
 // NVIDIA/TransformerEngine @d0067d0; the CUTLASS grouped kernel only on Hopper with
 // NVTE_USE_CUTLASS_GROUPED_GEMM). Fitted on the split = fit rows (tools/calibrate-presets.sh).
-double grouped_gemm_efficiency(const Problem& pb) {
-  const bool fp8 = precision_plan(pb.training, pb.gpu).linear == GemmPrecision::kFp8;
-  return pb.training.moe_grouped_gemm_efficiency *
-         (fp8 ? pb.training.moe_grouped_gemm_efficiency_fp8 : 1.0);
+double grouped_gemm_efficiency(const TrainingSpec& t, GemmPrecision linear) {
+  return t.moe_grouped_gemm_efficiency *
+         (linear == GemmPrecision::kFp8 ? t.moe_grouped_gemm_efficiency_fp8 : 1.0);
 }
 
 double fused_grouped_gemm_time(double count, double rows, double n, double k, const Problem& pb) {
@@ -65,7 +64,8 @@ double fused_grouped_gemm_time(double count, double rows, double n, double k, co
   const double in_bytes = p == GemmPrecision::kFp8 && g.peak_fp8_flop_per_s > 0 ? 1.0 : 2.0;
   const double bytes = count * (in_bytes * (rows * k + k * n) + 2.0 * rows * n);
   const double memory_s = bytes / (g.hbm_bytes_per_s * g.memory_efficiency);
-  return std::max(tt.compute_s, memory_s) / grouped_gemm_efficiency(pb) + g.gemm_overhead_s;
+  return std::max(tt.compute_s, memory_s) / grouped_gemm_efficiency(pb.training, p) +
+         g.gemm_overhead_s;
 }
 
 FusedMlpSaving fused_grouped_mlp_saving(double rows, double fe, bool glu, double cast_bytes,

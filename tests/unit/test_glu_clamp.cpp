@@ -8,6 +8,7 @@
 #include <string>
 
 #include "../support/builders.hpp"
+#include "../support/moe_items.hpp"
 #include "ppsearch/cost/comm.hpp"
 #include "ppsearch/cost/glu_clamp.hpp"
 #include "ppsearch/cost/items.hpp"
@@ -30,11 +31,7 @@ Problem gpt_oss_like(double clamp) {
   return p;
 }
 
-MoeItems items_of(const Problem& p, const Candidate& c) {
-  const Links l = effective_links(p.cluster);
-  const ChainCosts cc = chain_costs(p, c, l);
-  return moe_items(p, c, l, cc.layer, chain_costs(attention_only_problem(p), c, l).layer);
-}
+MoeItems items_of(const Problem& p, const Candidate& c) { return test::moe_items_of(p, c); }
 
 TEST(GluClamp, BytesByHand) {
   const Problem p = gpt_oss_like(7.0);

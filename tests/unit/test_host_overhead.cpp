@@ -3,6 +3,7 @@
 // switch, and the key and CSV parsing of the dispatcher and graph scopes.
 #include <gtest/gtest.h>
 
+#include "../support/moe_items.hpp"
 #include "../support/runs_text.hpp"
 
 #include <string>
@@ -30,11 +31,7 @@ Problem small_moe(int seq) {
   return p;
 }
 
-MoeItems items_of(const Problem& p, const Candidate& c) {
-  const Links links = effective_links(p.cluster);
-  return moe_items(p, c, links, chain_costs(p, c, links).layer,
-                   chain_costs(attention_only_problem(p), c, links).layer);
-}
+MoeItems items_of(const Problem& p, const Candidate& c) { return test::moe_items_of(p, c); }
 
 double total(const HostOps& h) { return h.fwd + h.bwd; }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "../support/builders.hpp"
+#include "../support/moe_items.hpp"
 #include "ppsearch/cost/comm.hpp"
 #include "ppsearch/cost/items.hpp"
 #include "ppsearch/cost/linear_bias.hpp"
@@ -23,11 +24,7 @@ Problem gpt_oss_like(bool bias) {
   return p;
 }
 
-MoeItems items_of(const Problem& p, const Candidate& c) {
-  const Links l = effective_links(p.cluster);
-  const ChainCosts cc = chain_costs(p, c, l);
-  return moe_items(p, c, l, cc.layer, chain_costs(attention_only_problem(p), c, l).layer);
-}
+MoeItems items_of(const Problem& p, const Candidate& c) { return test::moe_items_of(p, c); }
 
 TEST(LinearBias, ExpertBiasBytesByHand) {
   const Problem p = gpt_oss_like(true);

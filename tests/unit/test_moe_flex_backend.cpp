@@ -3,6 +3,7 @@
 // max(GPU, host); DeepEP's dispatcher launches its own permutation around the fused dispatch.
 #include <gtest/gtest.h>
 
+#include "../support/moe_items.hpp"
 #include "../support/runs_text.hpp"
 
 #include <string>
@@ -32,10 +33,7 @@ Problem qwen3_flex(int seq, MoeFlexBackend b) {
 }
 
 ItemCost moe_layer_of(const Problem& p, const Candidate& c) {
-  const Links links = effective_links(p.cluster);
-  return moe_items(p, c, links, chain_costs(p, c, links).layer,
-                   chain_costs(attention_only_problem(p), c, links).layer)
-      .moe_layer;
+  return test::moe_items_of(p, c).moe_layer;
 }
 
 Candidate ep8(const Problem& p) {

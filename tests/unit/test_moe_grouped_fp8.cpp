@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include "../support/builders.hpp"
+#include "../support/moe_items.hpp"
 #include "ppsearch/cost/comm.hpp"
 #include "ppsearch/cost/items.hpp"
 #include "ppsearch/cost/moe.hpp"
 #include "ppsearch/cost/moe_recipe.hpp"
+#include "ppsearch/cost/precision.hpp"
 #include "ppsearch/spec/keys.hpp"
 
 namespace ppsearch {
@@ -16,29 +18,32 @@ namespace {
 using test::make_candidate;
 
 ItemCost moe_layer(const Problem& p) {
-  const Candidate c = make_candidate(p, 1, 1, 8, 2, Schedule::k1F1B, Recompute::kNone, 0, 1);
-  const Links l = effective_links(p.cluster);
-  const ItemCost dense = chain_costs(p, c, l).layer;
-  const ItemCost attn = chain_costs(attention_only_problem(p), c, l).layer;
-  return moe_items(p, c, l, dense, attn).moe_layer;
+  return test::moe_items_of(p,
+                            make_candidate(p, 1, 1, 8, 2, Schedule::k1F1B, Recompute::kNone, 0, 1))
+      .moe_layer;
+}
+
+// The factor as the cost code takes it: with the run's linear-layer precision.
+double efficiency(const Problem& p) {
+  return grouped_gemm_efficiency(p.training, precision_plan(p.training, p.gpu).linear);
 }
 
 TEST(MoeGroupedFp8, FactorAppliesToFp8RunsOnly) {
   Problem bf16 = test::qwen3_30b_like();
   bf16.training.moe_grouped_gemm_efficiency = 0.8;
   bf16.training.moe_grouped_gemm_efficiency_fp8 = 0.5;
-  EXPECT_DOUBLE_EQ(grouped_gemm_efficiency(bf16), 0.8);
+  EXPECT_DOUBLE_EQ(efficiency(bf16), 0.8);
   for (Fp8Recipe r : {Fp8Recipe::kDelayed, Fp8Recipe::kCurrent, Fp8Recipe::kMxfp8}) {
     Problem fp8 = test::qwen3_30b_fp8_like(r, true);
     fp8.training.moe_grouped_gemm_efficiency = 0.8;
     fp8.training.moe_grouped_gemm_efficiency_fp8 = 0.5;
-    EXPECT_DOUBLE_EQ(grouped_gemm_efficiency(fp8), 0.4);
+    EXPECT_DOUBLE_EQ(efficiency(fp8), 0.4);
   }
   // FP8 asked for on a GPU without an FP8 peak runs the GEMMs in 16 bit: no factor.
   Problem nofp8 = test::qwen3_30b_fp8_like(Fp8Recipe::kDelayed, false);
   nofp8.gpu.peak_fp8_flop_per_s = 0;
   nofp8.training.moe_grouped_gemm_efficiency_fp8 = 0.5;
-  EXPECT_DOUBLE_EQ(grouped_gemm_efficiency(nofp8), nofp8.training.moe_grouped_gemm_efficiency);
+  EXPECT_DOUBLE_EQ(efficiency(nofp8), nofp8.training.moe_grouped_gemm_efficiency);
 }
 
 TEST(MoeGroupedFp8, ExpertGemmTimeScalesByTheFactor) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "../support/builders.hpp"
+#include "../support/moe_items.hpp"
 #include "ppsearch/cost/comm.hpp"
 #include "ppsearch/cost/host_overhead.hpp"
 #include "ppsearch/cost/items.hpp"
@@ -27,10 +28,7 @@ Problem qwen3_like(int seq, MoeDispatcher d, const char* scope) {
 }
 
 ItemCost moe_layer_of(const Problem& p, const Candidate& c) {
-  const Links links = effective_links(p.cluster);
-  return moe_items(p, c, links, chain_costs(p, c, links).layer,
-                   chain_costs(attention_only_problem(p), c, links).layer)
-      .moe_layer;
+  return test::moe_items_of(p, c).moe_layer;
 }
 
 Candidate ep8(const Problem& p, int mbs) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "../support/builders.hpp"
+#include "../support/moe_items.hpp"
 #include "../support/runs_text.hpp"
 #include "ppsearch/cost/comm.hpp"
 #include "ppsearch/cost/gemm.hpp"
@@ -30,10 +31,7 @@ using test::make_candidate;
 Problem qwen3_like(Fp8Recipe recipe) { return test::qwen3_30b_fp8_like(recipe, true); }
 
 ItemCost moe_layer(const Problem& p, const Candidate& c) {
-  const Links l = effective_links(p.cluster);
-  const ItemCost dense = chain_costs(p, c, l).layer;
-  const ItemCost attn = chain_costs(attention_only_problem(p), c, l).layer;
-  return moe_items(p, c, l, dense, attn).moe_layer;
+  return test::moe_items_of(p, c).moe_layer;
 }
 
 Candidate ep8(const Problem& p, int mbs = 2) {

@@ -61,7 +61,8 @@ double pass_time_with_host(double gpu_s, double host_s);
 // One pass of a MoE layer under dispatcher d (docs/moe.md "Serial host time under the all-to-all
 // dispatcher"): with the all-to-all dispatcher the host time adds to the GPU time
 // (gpu_s + host_s); with the all-gather and flex dispatchers the two overlap
-// (pass_time_with_host).
+// (pass_time_with_host). The flex dispatcher's backend as its default, HybridEP
+// (moe_pass_time_with_backend, moe_flex_backend.hpp, takes the backend).
 double moe_pass_time(MoeDispatcher d, double gpu_s, double host_s);
 
 }  // namespace ppsearch

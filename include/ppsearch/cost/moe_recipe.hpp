@@ -4,6 +4,7 @@
 // 1F1B schedule runs it (training.moe_a2a_overlap). Pure core.
 #pragma once
 
+#include "ppsearch/cost/gemm.hpp"
 #include "ppsearch/spec/specs.hpp"
 
 namespace ppsearch {
@@ -33,9 +34,9 @@ double fused_grouped_gemm_time(double count, double rows, double n, double k, co
 
 // Throughput of a grouped expert GEMM relative to a dense GEMM of the per-expert shape:
 // training.moe_grouped_gemm_efficiency, times training.moe_grouped_gemm_efficiency_fp8 when the
-// experts run in FP8 (precision_plan's linear precision; docs/moe.md "FP8 grouped GEMM
-// efficiency").
-double grouped_gemm_efficiency(const Problem&);
+// experts run in FP8 (`linear`: precision_plan's linear precision, which the callers have;
+// docs/moe.md "FP8 grouped GEMM efficiency").
+double grouped_gemm_efficiency(const TrainingSpec&, GemmPrecision linear);
 
 // HBM time the fused grouped MLP saves per micro-batch on the busiest GPU, against TE's
 // separate kernels (docs/moe.md "26.06 recipe features"). `rows` routed token copies, expert
