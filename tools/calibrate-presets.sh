@@ -14,7 +14,9 @@
 #                                             values; h200 takes the Hopper values)
 #   H100 at 500 W --gpu h100-96gb             gpu.clock_scale of gpus/h100-96gb-500w.ini only, the
 #                                             Hopper constants as in the presets (3 fit rows;
-#                                             docs/step-time.md "Power-capped GPUs")
+#                                             docs/step-time.md "Power-capped GPUs"; each row's
+#                                             stack sets its optimizer implementation, "Optimizer
+#                                             step by implementation": 0.763, was 0.757)
 #   GB200  --gpu gb200                        gemm efficiency only: 2 fit rows (one source, one
 #                                             model) cannot constrain three keys; attention and
 #                                             memory efficiency keep their cited values

@@ -10,6 +10,7 @@
 #include "ppsearch/cost/items.hpp"
 #include "ppsearch/cost/moe.hpp"
 #include "ppsearch/cost/mtp.hpp"
+#include "ppsearch/cost/optimizer_step.hpp"
 #include "ppsearch/partition/partition.hpp"
 #include "ppsearch/partition/relaxed_memo.hpp"
 #include "ppsearch/schedule/pipeline_schedule.hpp"
@@ -1200,26 +1201,15 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       crit = d;
     }
     // Optimizer step, memory-bound over the parameters updated here (the local shard under
-    // ZeRO ≥ 1; expert parameters over expert-DP): Adam reads the fp32 gradient (4 B), reads
-    // and writes the fp32 main weight, m and v (24 B) and writes the bf16 weight (2 B) = 30 B;
-    // with 16-bit main gradients Megatron first copies the shard to fp32 (read 2, write 4) =
-    // 36 B. Clipping: the norm reads the fp32 gradients (4 B) and the scaling reads and writes
-    // them (8 B). The gradient buffer is zeroed for the next step (its local size, in its
-    // dtype). (Megatron optimizer.py step(): clip_grad_norm, multi_tensor_scale, FusedAdam;
-    // zero_grad_buffer.)
+    // ZeRO ≥ 1; expert parameters over expert-DP): Adam, the gradient-norm clipping and the
+    // zeroing of the gradients, with the bytes of the implementation (training.optimizer_impl,
+    // cost/optimizer_step.cpp; docs/step-time.md "Optimizer step by implementation").
     const double updated =
         zero >= 1 && dr > 1 ? phi / dr + I.dev_expert[d] / edp : phi + I.dev_expert[d];
-    double per_param = (grad_elem == 4.0 ? 30.0 : 36.0) + 12.0;
-    // Optimizer state (docs/memory.md "Optimizer state"). bf16 state (Apex DistributedFusedAdam
-    // dtype=bf16): read the bf16 gradient (2 B), read and write the bf16 main weight, m and v
-    // (12 B), write the bf16 parameter (2 B), no fp32 copy; clipping reads (2 B) and scales
-    // (4 B) the bf16 gradients: 22 B. With FSDP fp32 shards (training.fsdp_fp32_params) the
-    // count above is kept: the PyTorch optimizer's passes over the shard were not measured.
-    if (pb.training.optimizer_state_dtype == "bf16") per_param = 2.0 + 12.0 + 2.0 + 6.0;
-    // bf16 moments (precision-aware optimizer; items.cpp static_bytes_per_param): m and v are
-    // read and written at 2 B instead of 4 B, 8 B fewer per parameter.
-    if (pb.training.optimizer_state_dtype == "bf16-moments") per_param -= 8.0;
-    const double zeroed = grad_elem * ((shard_grads ? phi / dr : phi) + I.dev_expert[d]);
+    const OptimizerStepBytes ob = optimizer_step_bytes(
+        pb.training.optimizer_impl, pb.training.optimizer_state_dtype, grad_elem);
+    const double zeroed = ob.per_grad_element * ((shard_grads ? phi / dr : phi) + I.dev_expert[d]);
+    const double per_param = ob.per_updated_param;
     optimizer_s = std::max(optimizer_s, (per_param * updated + zeroed) / mem_bw);
   }
   // Tied embeddings: first and last stage all-reduce the embedding gradient (§5.4). The

@@ -233,6 +233,17 @@ void check_host(Checker& c) {
     c.add("training.cuda_graph_scope", "full_iteration alone (it graphs the whole step)");
 }
 
+// Optimizer step by implementation (docs/step-time.md "Optimizer step by implementation"):
+// torch.optim.AdamW keeps its moments in the parameter's dtype, the fp32 FSDP2 shard, so the
+// PyTorch implementations are costed with fp32 state only.
+void check_optimizer(Checker& c) {
+  const TrainingSpec& t = c.p.training;
+  if (t.optimizer_impl != "megatron" && t.optimizer_state_dtype != "fp32")
+    c.add("training.optimizer_state_dtype",
+          "fp32 with training.optimizer_impl = " + t.optimizer_impl +
+              " (torch.optim.AdamW keeps its moments in the fp32 parameter's dtype)");
+}
+
 }  // namespace
 
 std::vector<ConfigIssue> check(const Problem& problem) {
@@ -244,6 +255,7 @@ std::vector<ConfigIssue> check(const Problem& problem) {
   check_precision(c);
   check_moe(c);
   check_host(c);
+  check_optimizer(c);
   return c.issues;
 }
 

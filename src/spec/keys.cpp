@@ -829,6 +829,15 @@ std::vector<KeyDef> build_table() {
                        "reduce-scattered before the sharded optimizer step (DeepSpeed's "
                        "BF16_Optimizer in the pipeline engine); the updated shards are then "
                        "all-gathered as usual"));
+  // Optimizer step by implementation (docs/step-time.md "Optimizer step by implementation").
+  t.push_back(string_key("training.optimizer_impl",
+                         PPSEARCH_REF(std::string, training.optimizer_impl),
+                         "the optimizer step's kernels, which set its HBM traffic per parameter: "
+                         "megatron (fused Adam over fp32 main weights plus the 16-bit copy and "
+                         "the zeroed gradient buffer: 46 B with fp32 gradients), torch-fused "
+                         "(torch.optim.AdamW fused=True on FSDP2 fp32 shards: 40 B), "
+                         "torch-foreach (AdamW foreach=True: 92 B); default from training.stack",
+                         {"megatron", "torch-foreach", "torch-fused"}));
   for (auto& d : t) {
     if (d.allowed.empty()) d.allowed = generated_allowed(d);
   }

@@ -49,9 +49,11 @@ constexpr StackProfile kProfiles[] = {
     // wgrad in one node and the input-gradient collective after it, so the backward TP
     // collectives are not hidden (tp_bwd_overlap false; Megatron launches them between dgrad and
     // wgrad).
+    // AdamW foreach=True until Feb 2025 (train.py @3bae958db; "foreach": not fused with
+    // optimizer.fused off by default, torchtitan/optimizer.py @904913f7e and @9dec370).
     {"torchtitan-2024", true, true, false, false, 0.7, false, false, true,
      "torchtitan 2024 (FSDP2, eager, SDPA/FA-2): DP overlap only, fp32 grad reduce", "fp32", true,
-     true, false, false, true},
+     true, false, false, true, true, "torch-foreach"},
     // Everything a current stack can turn on: every overlap, fused kernels and cross entropy,
     // bf16 gradient reduction. Attention stays at the preset's calibration.
     {"tuned", true, true, true, true, 1.0, true, true, false,
@@ -105,10 +107,13 @@ constexpr StackProfile kProfiles[] = {
     // torchtitan with async TP (enable_async_tensor_parallel = true; torchtitan
     // benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md): the TP all-gather and
     // reduce-scatter are decomposed and pipelined with the matmuls they feed (torch
-    // micro-pipeline TP), i.e. TP communication overlap; otherwise as torchtitan-2024.
+    // micro-pipeline TP), i.e. TP communication overlap; otherwise as torchtitan-2024, except
+    // the optimizer: the page's runs (torchtitan 820504e, Jun 2025) use the fused AdamW that is
+    // torchtitan's default from 6e4988550 (Feb 2025; optimizer.implementation = "fused",
+    // torchtitan/config_manager.py @820504e).
     {"torchtitan-asynctp", true, true, true, false, 0.7, false, false, true,
      "torchtitan with async TP: DP and TP overlap, fp32 grad reduce", "fp32", true, true, false,
-     false, true},
+     false, true, true, "torch-fused"},
     // torchtitan with training.compile = true (docs/step-time.md "torch.compile (torchtitan)"):
     // apply_compile
     // wraps each TransformerBlock in torch.compile(fullgraph=True) after the AC wrapper and
@@ -125,15 +130,18 @@ constexpr StackProfile kProfiles[] = {
     // blocks). The loss: eager at 9dec370 ("compiling loss function causes CUDA errors"),
     // compiled from bbb1b616e (Apr 2025, build_cross_entropy_loss); only the logits memory
     // would differ in the engine, and the profile keeps the eager cross entropy.
+    // The optimizer as torchtitan-2024 (foreach AdamW, the 2024 code: the Aug and Dec 2024
+    // compiled runs); torchtitan-2025-compile below has the fused one.
     {"torchtitan-compile", true, true, false, false, 0.7, true, false, true,
      "torchtitan with torch.compile per block: fused element-wise, pruned full-AC replay", "fp32",
-     true, true, true, false, true},
+     true, true, true, false, true, true, "torch-foreach"},
     // torchtitan with async TP, which needs compile ("Async TP requires --training.compile",
     // parallelize_llama.py @9dec370 and @820504e): torchtitan-asynctp's TP overlap plus what
     // torchtitan-compile fuses and prunes.
+    // The optimizer as torchtitan-asynctp (fused AdamW, the Jun 2025 runs).
     {"torchtitan-asynctp-compile", true, true, true, false, 0.7, true, false, true,
      "torchtitan with async TP and torch.compile: DP and TP overlap, fused, pruned replay", "fp32",
-     true, true, true, false, true},
+     true, true, true, false, true, true, "torch-fused"},
     // llm-foundry's ">= 128 GPUs" table (PR #838, Jan 2024, scripts/train/benchmarking/sweep.py
     // @5e85bd62d): as llmfoundry-2023, but sweep.py passes --fsdp_config_backward_prefetch
     // BACKWARD_PRE and --fsdp_config_forward_prefetch true, so the backward's re-gather is
@@ -143,6 +151,21 @@ constexpr StackProfile kProfiles[] = {
     {"llmfoundry-2024", true, true, false, false, 0.7, false, true, true,
      "llm-foundry MPT benchmarks, Jan 2024 (>= 128 GPUs): as llmfoundry-2023 with BACKWARD_PRE",
      "fp32", true, false, false, true, false, true},
+    // torchtitan from Feb 2025 (6e4988550, "use Fused AdamW as default"): as torchtitan-2024
+    // and torchtitan-compile, but torch.optim.AdamW(fused=True), the default of
+    // optimizer.implementation (torchtitan/config_manager.py @820504e,
+    // torchtitan/config/job_config.py @ce8a56fe7; no llama3 train config overrides it). One
+    // multi-tensor kernel (28 B per parameter) instead of the foreach passes (80 B):
+    // docs/step-time.md "Optimizer step by implementation". The RMSNorm became nn.RMSNorm
+    // (torchtitan/models/llama3/model.py @820504e, model/model.py @ce8a56fe7); in eager it stays
+    // one of the unfused
+    // element-wise ops here (docs/step-time.md says why).
+    {"torchtitan-2025", true, true, false, false, 0.7, false, false, true,
+     "torchtitan 2025 (FSDP2, eager, fused AdamW): DP overlap only, fp32 grad reduce", "fp32", true,
+     true, false, false, true, true, "torch-fused"},
+    {"torchtitan-2025-compile", true, true, false, false, 0.7, true, false, true,
+     "torchtitan 2025 with torch.compile per block and fused AdamW", "fp32", true, true, true,
+     false, true, true, "torch-fused"},
 };
 
 struct Alias {
@@ -170,7 +193,8 @@ const std::vector<std::string>& stack_keys() {
                                                  "training.recompute_skip_fc2",
                                                  "training.tp_bwd_overlap",
                                                  "training.split_linears",
-                                                 "training.overlap_backward_gather"};
+                                                 "training.overlap_backward_gather",
+                                                 "training.optimizer_impl"};
   return kKeys;
 }
 
@@ -217,6 +241,7 @@ bool apply_stack(Problem* problem, const std::set<std::string>& explicit_keys) {
   set("training.tp_bwd_overlap", s->tp_bwd_overlap, t.tp_bwd_overlap);
   set("training.split_linears", s->split_linears, t.split_linears);
   set("training.overlap_backward_gather", s->overlap_backward_gather, t.overlap_backward_gather);
+  set("training.optimizer_impl", std::string(s->optimizer_impl), t.optimizer_impl);
   return true;
 }
 

@@ -54,13 +54,13 @@ grep -q "unknown stack 'torchtitan-compiled'" out.txt && ok "the reason names th
 "$PY" - "$RUNS" <<'PY' && ok "compiled public rows use the compiled profiles" ||
 import csv, sys
 want = {"titan-2408-llama31-405b-fsdp16-tp8-h100": "torchtitan-compile",
-        "titan-2506-llama3-70b-fsdp32-tp8-h100": "torchtitan-compile",
-        "titan-2506-llama3-8b-fsdp8-tp8-h100": "torchtitan-compile",
+        "titan-2506-llama3-70b-fsdp32-tp8-h100": "torchtitan-2025-compile",
+        "titan-2506-llama3-8b-fsdp8-tp8-h100": "torchtitan-2025-compile",
         "titan-2506-llama3-70b-fsdp32-tp8-h100-asynctp": "torchtitan-asynctp-compile",
         "titan-2506-llama3-8b-fsdp8-tp8-h100-asynctp": "torchtitan-asynctp-compile",
         "titan-202412-8b-fsdp8-compile": "torchtitan-compile",
         "titan-202412-8b-fsdp128-compile": "torchtitan-compile",
-        "automodel-2604-llama31-70b-fsdp32-cp2-h100": "torchtitan-compile"}
+        "automodel-2604-llama31-70b-fsdp32-cp2-h100": "torchtitan-2025-compile"}
 got = {r["id"]: r["stack"] for r in csv.DictReader(open(sys.argv[1], newline=""))}
 bad = [(i, got.get(i), s) for i, s in want.items() if got.get(i) != s]
 print(bad)

@@ -180,6 +180,11 @@ struct TrainingSpec {
   // optimizer"): under ZeRO-1 the gradients are all-reduced in full, not reduce-scattered, before
   // each rank updates its shard and the shards are all-gathered.
   bool zero1_grad_allreduce = false;
+  // Optimizer step by implementation (docs/step-time.md "Optimizer step by implementation"):
+  // "megatron" (fused Adam over fp32 main weights, 16-bit copy written, gradient buffer zeroed),
+  // "torch-foreach" or "torch-fused" (torch.optim.AdamW on FSDP2's fp32 shards, gradients set to
+  // None). Default from training.stack.
+  std::string optimizer_impl = "megatron";
 };
 
 struct GpuSpec {

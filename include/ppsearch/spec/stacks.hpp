@@ -35,6 +35,8 @@ struct StackProfile {
   bool split_linears = false;  // training.split_linears
   // FSDP backward prefetch (docs/step-time.md "llm-foundry: FSDP backward prefetch").
   bool overlap_backward_gather = true;  // training.overlap_backward_gather
+  // Optimizer step by implementation (docs/step-time.md "Optimizer step by implementation").
+  const char* optimizer_impl = "megatron";  // training.optimizer_impl
 };
 
 inline constexpr const char* kDefaultStack = "nemo-25.x";
@@ -44,7 +46,7 @@ const std::vector<std::string>& stack_keys();
 
 // Canonical profile names (megatron-2021, nemo-24.x, nemo-25.x, torchtitan-2024, tuned,
 // megatron-core, nemo-24.09-dfa, llmfoundry-2023, torchtitan-asynctp, torchtitan-compile,
-// torchtitan-asynctp-compile, llmfoundry-2024).
+// torchtitan-asynctp-compile, llmfoundry-2024, torchtitan-2025, torchtitan-2025-compile).
 const std::vector<std::string>& stack_names();
 
 // The profile of a canonical name or of an alias the runs CSV uses (megatron, nemo,
