@@ -46,8 +46,8 @@ const std::vector<ConstantRange>& default_constant_ranges() {
       {"training.step_overhead_s", 1.0, true, 0.0, 60.0,
        "prior: the fit's grid 0-0.1 s around the fitted 0.02 s (docs/step-time.md)"},
       // The power-cap derate (docs/step-time.md "Power-capped GPUs"): the h100-96gb-500w
-      // preset's 0.757 has the +0.5 pp band [0.745, 0.771] (-1.7 / +1.8 %; the first fit, 0.8075,
-      // had [0.795, 0.831]), so ±2.9 % covers it. Varied only
+      // preset's 0.763 has the +0.5 pp band [0.750, 0.773] (-1.7 / +1.3 %; the earlier 0.757 had
+      // [0.745, 0.771], the first fit, 0.8075, [0.795, 0.831]), so ±2.9 % covers it. Varied only
       // where a preset fitted it (value ≠ 1); at 1 the efficiencies above carry the spread.
       {"gpu.clock_scale", 0.029, true, 0.1, 1.5,
        "fit: the +0.5 pp band of the leave-one-out calibration (tools/calibrate-presets.sh)", true,
