@@ -32,7 +32,7 @@ PrecisionPlan precision_plan(const TrainingSpec& t, const GpuSpec& g) {
   // Per-tensor scaling on a GPU whose FP8 GEMMs take any layout (Blackwell) writes no transposed
   // copy: TE's Float8Quantizer and Float8CurrentScalingQuantizer allocate the transpose only when
   // !nvte_is_non_tn_fp8_gemm_supported() (transformer_engine/pytorch/csrc/quantizer.cpp,
-  // NVIDIA/TransformerEngine @d0067d0; since TE 2.1), and the dgrad and wgrad GEMMs read the
+  // NVIDIA/TransformerEngine @d0067d0; since TE 2.0), and the dgrad and wgrad GEMMs read the
   // row-wise copy in the NN / NT layout. MXFP8 keeps both copies: its scales run along the GEMM's
   // k, which is a row for fprop and a column for wgrad (MXFP8Quantizer, rowwise and columnwise).
   const bool transpose = mx || !g.fp8_non_tn_gemm;
