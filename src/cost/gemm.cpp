@@ -25,10 +25,20 @@ namespace ppsearch {
 GemmTiming gemm_timing(double m, double n, double k, const GpuSpec& g, GemmPrecision p) {
   GemmTiming out;
   if (m <= 0 || n <= 0 || k <= 0) return out;
-  const bool fp8 = p == GemmPrecision::kFp8 && g.peak_fp8_flop_per_s > 0;
+  const bool fp8 = is_fp8(p) && g.peak_fp8_flop_per_s > 0;
+  const bool mx = fp8 && p == GemmPrecision::kMxfp8;
   const double peak = fp8 ? g.peak_fp8_flop_per_s : g.peak_flop_per_s;
-  const double eff = fp8 ? (g.gemm_efficiency_fp8 > 0 ? g.gemm_efficiency_fp8 : g.gemm_efficiency)
-                         : g.gemm_efficiency;
+  double eff = fp8 ? (g.gemm_efficiency_fp8 > 0 ? g.gemm_efficiency_fp8 : g.gemm_efficiency)
+                   : g.gemm_efficiency;
+  // MXFP8 block-scaled GEMMs run below the per-tensor FP8 GEMMs of the same shape: each k-block of
+  // 32 brings one E8M0 scale per row of A and per column of B that the kernel loads and applies
+  // (cuBLAS CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0), and TE swizzles the scales into cuBLAS's
+  // layout before the GEMM unless the quantiser wrote them swizzled (transformer_engine/pytorch/
+  // csrc/extensions/gemm.cpp swizzle_scales_for_gemm, NVIDIA/TransformerEngine @d0067d0). TE's
+  // GEMM benchmark (docs/examples/gemm_profiling/gemm_profiling.rst, benchmarks/gemm/
+  // benchmark_gemm.py --pre-quantize, B300, hidden 4096, FFN 16384, 15872 tokens) gives 7.161 ms
+  // per layer in MXFP8 against 6.812 ms in per-tensor FP8: gpu.mxfp8_gemm_efficiency = 0.951.
+  if (mx) eff *= g.mxfp8_gemm_efficiency;
   // The same fill in k-steps for FP8: on the sm_100_B200 FP8 table (ceiling at MAMF 3432.5/4500)
   // the bf16 value 192 gives mean |log error| 7.7 % against 6.9 % at the best (64); twice the
   // bf16 value (384) gives 11.4 %.
@@ -48,8 +58,9 @@ GemmTiming gemm_timing(double m, double n, double k, const GpuSpec& g, GemmPreci
   const double k_slice = k / out.splits;
   // Each wave: every SM runs one tile (slice) at peak·eff/sm_count.
   out.compute_s = out.waves * 2.0 * tm * tn * (k_slice + k_fill) / (peak * eff / sms);
-  // Roofline: A and B in the input precision, C written in bf16.
-  const double in_bytes = fp8 ? 1.0 : 2.0;
+  // Roofline: A and B in the input precision (MXFP8: one scale byte per 32 elements more), C
+  // written in bf16.
+  const double in_bytes = fp8 ? (mx ? 1.0 + 1.0 / 32.0 : 1.0) : 2.0;
   const double bytes = in_bytes * (m * k + k * n) + 2.0 * m * n;
   out.memory_s = bytes / (g.hbm_bytes_per_s * g.memory_efficiency);
   out.time_s = std::max(out.compute_s, out.memory_s) + g.gemm_overhead_s;
@@ -63,7 +74,7 @@ double gemm_time(double m, double n, double k, const GpuSpec& g, GemmPrecision p
 double gemm_achieved_fraction(double m, double n, double k, const GpuSpec& g, GemmPrecision p) {
   const double t = gemm_time(m, n, k, g, p);
   if (t <= 0) return 0.0;
-  const bool fp8 = p == GemmPrecision::kFp8 && g.peak_fp8_flop_per_s > 0;
+  const bool fp8 = is_fp8(p) && g.peak_fp8_flop_per_s > 0;
   return 2.0 * m * n * k / (t * (fp8 ? g.peak_fp8_flop_per_s : g.peak_flop_per_s));
 }
 

@@ -47,8 +47,7 @@ bool fused_grouped_mlp_active(const TrainingSpec& t, const GpuSpec& g) {
 // NVIDIA/TransformerEngine @d0067d0; the CUTLASS grouped kernel only on Hopper with
 // NVTE_USE_CUTLASS_GROUPED_GEMM). Fitted on the split = fit rows (tools/calibrate-presets.sh).
 double grouped_gemm_efficiency(const TrainingSpec& t, GemmPrecision linear) {
-  return t.moe_grouped_gemm_efficiency *
-         (linear == GemmPrecision::kFp8 ? t.moe_grouped_gemm_efficiency_fp8 : 1.0);
+  return t.moe_grouped_gemm_efficiency * (is_fp8(linear) ? t.moe_grouped_gemm_efficiency_fp8 : 1.0);
 }
 
 double fused_grouped_gemm_time(double count, double rows, double n, double k, const Problem& pb) {
@@ -61,7 +60,9 @@ double fused_grouped_gemm_time(double count, double rows, double n, double k, co
   const double stacked = count * std::ceil(rows / tm) * tm;
   const GemmTiming tt = gemm_timing(stacked, n, k, g, p);
   // Roofline: each expert's own operands (A of its rows, its own B) and bf16 output.
-  const double in_bytes = p == GemmPrecision::kFp8 && g.peak_fp8_flop_per_s > 0 ? 1.0 : 2.0;
+  const double in_bytes = is_fp8(p) && g.peak_fp8_flop_per_s > 0
+                              ? (p == GemmPrecision::kMxfp8 ? 1.0 + 1.0 / 32.0 : 1.0)
+                              : 2.0;
   const double bytes = count * (in_bytes * (rows * k + k * n) + 2.0 * rows * n);
   const double memory_s = bytes / (g.hbm_bytes_per_s * g.memory_efficiency);
   return std::max(tt.compute_s, memory_s) / grouped_gemm_efficiency(pb.training, p) +

@@ -24,19 +24,29 @@ PrecisionPlan precision_plan(const TrainingSpec& t, const GpuSpec& g) {
   PrecisionPlan p;
   if (t.precision != "fp8" || g.peak_fp8_flop_per_s <= 0) return p;
   p.fp8 = true;
-  p.linear = GemmPrecision::kFp8;
+  const bool mx = t.fp8_recipe == Fp8Recipe::kMxfp8;
+  // MXFP8 GEMMs are block-scaled GEMMs with their own rate (cost/gemm.cpp).
+  p.linear = mx ? GemmPrecision::kMxfp8 : GemmPrecision::kFp8;
   // read bf16 (2) + write FP8 row-wise (1) + FP8 transposed / column-wise (1); MXFP8 scales
   // (one byte per 32 elements, both directions) add 1/16.
-  p.cast_bytes_per_element = 4.0;
+  // Per-tensor scaling on a GPU whose FP8 GEMMs take any layout (Blackwell) writes no transposed
+  // copy: TE's Float8Quantizer and Float8CurrentScalingQuantizer allocate the transpose only when
+  // !nvte_is_non_tn_fp8_gemm_supported() (transformer_engine/pytorch/csrc/quantizer.cpp,
+  // NVIDIA/TransformerEngine @d0067d0; since TE 2.0), and the dgrad and wgrad GEMMs read the
+  // row-wise copy in the NN / NT layout. MXFP8 keeps both copies: its scales run along the GEMM's
+  // k, which is a row for fprop and a column for wgrad (MXFP8Quantizer, rowwise and columnwise).
+  const bool transpose = mx || !g.fp8_non_tn_gemm;
+  p.cast_bytes_per_element = transpose ? 4.0 : 3.0;
   if (t.fp8_recipe == Fp8Recipe::kCurrent) p.cast_bytes_per_element += 2.0;  // amax pass
-  if (t.fp8_recipe == Fp8Recipe::kMxfp8) p.cast_bytes_per_element += 2.0 / 32.0;
-  const double mx_scales = t.fp8_recipe == Fp8Recipe::kMxfp8 ? 2.0 / 32.0 : 0.0;
+  if (mx) p.cast_bytes_per_element += 2.0 / 32.0;
+  const double mx_scales = mx ? 2.0 / 32.0 : 0.0;
   if (t.fp8_param_gather) {
     // Megatron --fp8-param-gather (megatron/core/fp8_utils.py, TE Float8Tensor / MXFP8Tensor
     // parameters): the model's weights are FP8; the fp32 main weights stay in the optimizer.
-    p.weight_copy_bytes = (t.fp8_recipe == Fp8Recipe::kMxfp8 ? 2.0 : 1.0) + mx_scales - 2.0;
+    p.weight_copy_bytes = (mx ? 2.0 : 1.0) + mx_scales - 2.0;
   } else {
-    p.weight_copy_bytes = 2.0 + mx_scales;
+    // The cached FP8 weight and its transpose (none with any-layout FP8 GEMMs, as above).
+    p.weight_copy_bytes = (transpose ? 2.0 : 1.0) + mx_scales;
   }
   p.saved_input_bytes = 1.0;
   return p;

@@ -829,6 +829,15 @@ std::vector<KeyDef> build_table() {
                        "reduce-scattered before the sharded optimizer step (DeepSpeed's "
                        "BF16_Optimizer in the pipeline engine); the updated shards are then "
                        "all-gathered as usual"));
+  // MXFP8 against per-tensor FP8 (docs/precision.md "MXFP8 against per-tensor FP8").
+  t.push_back(bool_key("gpu.fp8_non_tn_gemm", PPSEARCH_REF(bool, gpu.fp8_non_tn_gemm),
+                       "the FP8 GEMMs take any operand layout (Blackwell), so per-tensor FP8 "
+                       "casts write no transposed copy"));
+  t.push_back(within(fraction_key("gpu.mxfp8_gemm_efficiency",
+                                  PPSEARCH_REF(double, gpu.mxfp8_gemm_efficiency), true,
+                                  "rate of an MXFP8 block-scaled GEMM as a fraction of the "
+                                  "per-tensor FP8 GEMM's at the same shape"),
+                     0.01, 1));
   for (auto& d : t) {
     if (d.allowed.empty()) d.allowed = generated_allowed(d);
   }

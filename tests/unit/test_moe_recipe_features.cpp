@@ -98,6 +98,7 @@ TEST(FusedGroupedMlp, AllExpertsTilesShareTheirWaves) {
   // The FP8 grouped GEMM factor (docs/moe.md "FP8 grouped GEMM efficiency") left out here;
   // tests/unit/test_moe_grouped_fp8.cpp covers it.
   p.training.moe_grouped_gemm_efficiency_fp8 = 1.0;
+  p.gpu.mxfp8_gemm_efficiency = 1.0;  // the MXFP8 GEMM rate: tests/unit/test_mxfp8.cpp
   const GpuSpec& g = p.gpu;
   ASSERT_EQ(g.sm_count, 132);
   const double E = 33, tm = g.gemm_tile_m, tn = g.gemm_tile_n, k = 4096;

@@ -8,8 +8,13 @@
 
 namespace ppsearch {
 
-// Input precision of a GEMM: bf16 (also fp16) or fp8 (E4M3/E5M2, per-tensor or MX-scaled).
-enum class GemmPrecision : std::uint8_t { kBf16 = 0, kFp8 = 1 };
+// Input precision of a GEMM: bf16 (also fp16), fp8 with per-tensor scales (E4M3/E5M2; delayed or
+// current scaling) or MXFP8 (E4M3 with one E8M0 scale per 32 elements along k; Blackwell's
+// block-scaled GEMMs, docs/precision.md "MXFP8 against per-tensor FP8").
+enum class GemmPrecision : std::uint8_t { kBf16 = 0, kFp8 = 1, kMxfp8 = 2 };
+
+// True for both FP8 kinds: the GEMM runs against gpu.fp8_peak_tflops.
+constexpr bool is_fp8(GemmPrecision p) { return p != GemmPrecision::kBf16; }
 
 // Parts of one GEMM's time, for tests and reports.
 struct GemmTiming {

@@ -11,14 +11,17 @@ namespace ppsearch {
 struct PrecisionPlan {
   bool fp8 = false;
   // Precision of the transformer layers' linear GEMMs (QKV, out-projection, FC1, FC2; fprop,
-  // dgrad and wgrad). Core attention, the embedding and the output layer stay bf16.
+  // dgrad and wgrad): kFp8 for per-tensor scaling, kMxfp8 for the MXFP8 recipe. Core attention,
+  // the embedding and the output layer stay bf16.
   GemmPrecision linear = GemmPrecision::kBf16;
   // HBM bytes per element of one FP8 quantisation pass over a bf16 tensor: read 2, write the FP8
-  // copy (1) and its transposed / column-wise copy (1) for the other GEMM of the pair; +2 for
-  // current scaling's separate amax pass. 0 in bf16.
+  // copy (1) and its transposed / column-wise copy (1) for the other GEMM of the pair (no
+  // transposed copy for per-tensor scaling when gpu.fp8_non_tn_gemm); +2 for current scaling's
+  // separate amax pass; +1/16 for MXFP8's scales. 0 in bf16.
   double cast_bytes_per_element = 0;
   // Bytes per linear weight held beyond the bf16 weight: +2 for the cached FP8 weight and its
-  // transpose / column-wise copy next to the bf16 one; with FP8 primary weights
+  // transpose / column-wise copy next to the bf16 one (+1 for per-tensor scaling when
+  // gpu.fp8_non_tn_gemm); with FP8 primary weights
   // (fp8_param_gather) the FP8 weight replaces the bf16 one: 1 − 2 (per-tensor; the transpose
   // is made when used) or 2 − 2 (MXFP8 keeps row- and column-wise copies). 0 in bf16.
   double weight_copy_bytes = 0;

@@ -220,6 +220,13 @@ struct GpuSpec {
   // that launches one kernel, on the host CPU that drives this GPU (x86 DGX/HGX; Grace on
   // GH200/GB200/GB300 presets), seconds.
   double host_op_s = 13.5e-6;
+  // MXFP8 on Blackwell (docs/precision.md "MXFP8 against per-tensor FP8").
+  // The FP8 GEMMs take any operand layout (Transformer Engine's nvte_is_non_tn_fp8_gemm_supported:
+  // sm 10.x and 13.x), so per-tensor FP8 casts write no transposed copy.
+  bool fp8_non_tn_gemm = false;
+  // Rate of an MXFP8 block-scaled GEMM as a fraction of the per-tensor FP8 GEMM's (TE's GEMM
+  // benchmark on B300, pre-quantised: 6.812 / 7.161 ms per layer).
+  double mxfp8_gemm_efficiency = 0.951;
 };
 
 struct ClusterSpec {
