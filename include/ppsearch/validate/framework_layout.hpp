@@ -15,9 +15,9 @@ namespace ppsearch {
 ///        in Megatron-LM's layout notation: layers/(pp·vpp) layers per virtual stage, the
 ///        embedding with the first, the output layer and loss with the last. Megatron-Core
 ///        builds exactly this split when neither a layout nor uneven first/last stages nor the
-///        account-for-embedding/loss options are set (megatron/core/transformer/
-///        transformer_block.py get_num_layers_to_build: num_layers / pp, then / vpp; the
-///        interleaved schedule asserts the division). "" when pp·vpp does not divide `layers`,
+///        account-for-embedding/loss options are set (NVIDIA/Megatron-LM d98e8a64,
+///        megatron/core/transformer/transformer_block.py get_num_layers_to_build: num_layers /
+///        pp, asserted to divide, then / vpp per model chunk). "" when pp·vpp does not divide `layers`,
 ///        pp < 2 or vpp < 1 (the partitioner decides then).
 std::string megatron_default_layout(int layers, int pp, int vpp);
 
