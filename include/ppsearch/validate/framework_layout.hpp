@@ -17,8 +17,8 @@ namespace ppsearch {
 ///        builds exactly this split when neither a layout nor uneven first/last stages nor the
 ///        account-for-embedding/loss options are set (NVIDIA/Megatron-LM d98e8a64,
 ///        megatron/core/transformer/transformer_block.py get_num_layers_to_build: num_layers /
-///        pp, asserted to divide, then / vpp per model chunk). "" when pp·vpp does not divide `layers`,
-///        pp < 2 or vpp < 1 (the partitioner decides then).
+///        pp, asserted to divide, then / vpp per model chunk). "" when pp·vpp does not divide
+///        `layers`, pp < 2 or vpp < 1 (the partitioner decides then).
 std::string megatron_default_layout(int layers, int pp, int vpp);
 
 /// \brief Whether a row runs Megatron's default split: a Megatron-family stack (a name that
