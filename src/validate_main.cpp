@@ -21,6 +21,7 @@
 #include "ppsearch/io/runs_writer.hpp"
 #include "ppsearch/spec/stacks.hpp"
 #include "ppsearch/util/error.hpp"
+#include "ppsearch/validate/framework_layout.hpp"
 #include "ppsearch/validate/validate.hpp"
 
 namespace {
@@ -29,7 +30,7 @@ using namespace ppsearch;
 
 constexpr const char* kUsage =
     "Usage: ppsearch-validate RUNS.csv [--output FILE.h5] [--overwrite] [--fit-ids LIST] "
-    "[--set SECTION.KEY=VALUE]... [--quiet]\n"
+    "[--set SECTION.KEY=VALUE]... [--megatron-layout] [--quiet]\n"
     "\n"
     "Evaluates every row of RUNS.csv (schema: docs/validation.md) with the ppsearch engine and\n"
     "compares the predicted step time and MFU with the measured ones.\n"
@@ -40,6 +41,9 @@ constexpr const char* kUsage =
     "                    statistics are also given for these rows and for the others\n"
     "  --set S.K=V       override a configuration key for every row (repeatable), e.g.\n"
     "                    --set gpu.gemm_efficiency=0.75 to try a calibration constant\n"
+    "  --megatron-layout rows of a Megatron-family stack with pp > 1, a stated vpp and no\n"
+    "                    pp_layout run Megatron-Core's default split (layers/(pp*vpp) per\n"
+    "                    virtual stage) instead of the partitioner's\n"
     "  --quiet           print nothing but errors\n"
     "  --help, --version\n"
     "\n"
@@ -51,6 +55,7 @@ struct Args {
   std::string output;
   bool overwrite = false;
   bool quiet = false;
+  bool megatron_layout = false;  // --megatron-layout (docs/step-time.md)
   std::vector<std::string> fit_patterns;
   std::vector<std::string> sets;  // --set, applied after the presets, for every row
   std::string command_line;
@@ -112,6 +117,9 @@ bool parse_args(int argc, char** argv, Args* a, int* code) {
     } else if (arg == "--quiet") {
       no_value();
       a->quiet = true;
+    } else if (arg == "--megatron-layout") {
+      no_value();
+      a->megatron_layout = true;
     } else if (arg == "--fit-ids") {
       const std::string list = take_value("the id list");
       for (std::string& p : split_id_list(list)) a->fit_patterns.push_back(std::move(p));
@@ -150,7 +158,7 @@ struct LoadedPreset {
 using PresetCache = std::map<std::tuple<std::string, int, std::string>, LoadedPreset>;
 
 RunResult model_row(const RunRecord& run, const std::vector<std::string>& sets,
-                    PresetCache* cache) {
+                    bool megatron_layout, PresetCache* cache) {
   const std::string skip = precheck_run(run);
   if (!skip.empty()) return not_modelled(run, skip);
   const GpuMapping gpu = map_gpu(run.gpu);
@@ -184,7 +192,13 @@ RunResult model_row(const RunRecord& run, const std::vector<std::string>& sets,
   Problem problem = it->second.problem;
   std::string why;
   if (!apply_run_to_problem(run, gpu, &problem, &why)) return not_modelled(run, why);
+  // --megatron-layout: the split the recipe runs rather than the partitioner's
+  // (framework_layout.hpp).
+  const bool fixed_split = megatron_layout && apply_megatron_default_layout(run, &problem);
   RunResult r = predict_run(run, problem);
+  if (fixed_split && r.modelled) {
+    r.note = r.note.empty() ? "Megatron default split" : r.note + "; Megatron default split";
+  }
   if (!gpu.note.empty()) r.note = r.note.empty() ? gpu.note : gpu.note + "; " + r.note;
   return r;
 }
@@ -261,7 +275,7 @@ int run(int argc, char** argv) {
   results.reserve(runs.size());
   PresetCache presets;
   for (const RunRecord& run : runs) {
-    RunResult r = model_row(run, args.sets, &presets);
+    RunResult r = model_row(run, args.sets, args.megatron_layout, &presets);
     r.fit = std::any_of(args.fit_patterns.begin(), args.fit_patterns.end(),
                         [&](const std::string& p) { return id_matches(p, run.id); });
     results.push_back(std::move(r));

@@ -2,8 +2,12 @@
 //
 // p2p: Megatron-Core / Transformer Engine ring attention (AttnFuncWithCPAndKVP2P): cp − 1 steps
 // pass the K and V chunks to the next rank while the current chunk's attention runs; the
-// backward passes K/V and dK/dV. The step's correction of the partial output is fused into
-// Transformer Engine's kernels and absorbed by the calibration (no merge term).
+// backward passes K/V and dK/dV. Each step's partial output and log-sum-exp are merged by
+// separate element-wise kernels (flash_attn_fwd_out_correction and the LSE corrections,
+// @jit_fuser, and fp32 dQ/dK/dV accumulation in the backward: transformer_engine/pytorch/
+// attention/dot_product_attention/context_parallel.py, NVIDIA/TransformerEngine @d0067d0). They
+// are not itemised (about 2-3 % of a CP2 half-sequence layer of Llama 3 70B at TP4, docs/
+// step-time.md "Megatron-Bridge Llama 3 70B FP8 on H100") and sit in the calibration.
 //
 // torch-allgather / torch-alltoall: PyTorch's context_parallel
 // (torch/distributed/tensor/experimental/_attention.py, the ring of pytorch/pytorch 1963fc8

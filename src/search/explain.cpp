@@ -217,6 +217,12 @@ std::string format_explain(const Problem& problem, const Candidate& c, const Exp
        " against the mean), bound by " + what + ": compute " + pct(comp, t_slow) + ", TP " +
        pct(tpx, t_slow) + ", CP " + pct(cpx, t_slow) + ", other " + pct(other, t_slow);
   if (blocking) o += "; plus blocking p2p " + secs(p2p_blk) + " per micro-batch";
+  // Asynchronous p2p is charged in the passes as contention (evaluate.cpp: every pass of a
+  // stage pays gpu.comm_contention × the hops it sends and receives, forward and backward), so
+  // it sits in "other"; DualPipe's mirrored stages are charged twice and are not split out.
+  if (!blocking && P > 1 && c.schedule != Schedule::kDualPipe)
+    o += "; other includes p2p kernel contention " +
+         secs(2.0 * problem.gpu.comm_contention * b.p2p_s[slow]) + " per micro-batch";
   o += "\n";
   const double mem_share = b.memory_bytes[mem_rank] / cap;
   o += "  memory: pipeline rank " + std::to_string(mem_rank) + " needs " +

@@ -200,3 +200,46 @@ TEST(Explain, InfeasibleRowSaysWhy) {
 
 }  // namespace
 }  // namespace ppsearch
+
+namespace ppsearch {
+namespace {
+
+// Asynchronous p2p (interleaved with the stack's p2p overlap) costs each pass
+// gpu.comm_contention × the stage's sends and receives, forward and backward (evaluate.cpp):
+// with TP = 1 and ZeRO-1 nothing else in a micro-batch depends on the contention, so every
+// rank's busy time drops by exactly M × 2ρ × its p2p time at ρ = 0, and the report names it.
+TEST(Explain, AsyncP2pContentionIsWhatTheReportSays) {
+  Problem p = llama70b_h200();
+  const Candidate c =
+      make_candidate(p, 1, 8, 16, 1, Schedule::kInterleaved1F1B, Recompute::kFull, 0, 1, 2);
+  const ExplainedRow row = explain_candidate(p, c, EvalOptions{});
+  ASSERT_TRUE(row.eval.feasible && row.detail.valid);
+  const double rho = p.gpu.comm_contention;
+  ASSERT_GT(rho, 0);
+  p.gpu.comm_contention = 0;
+  const ExplainedRow free = explain_candidate(p, c, EvalOptions{});
+  ASSERT_TRUE(free.eval.feasible && free.detail.valid);
+  const double M = c.num_microbatches;
+  for (int d = 0; d < 8; ++d) {
+    const double p2p = row.detail.p2p_s[d];
+    ASSERT_GT(p2p, 0) << d;
+    EXPECT_NEAR(row.detail.busy_s[d] - free.detail.busy_s[d], M * 2 * rho * p2p,
+                1e-9 * row.detail.busy_s[d])
+        << d;
+  }
+  p.gpu.comm_contention = rho;
+  EXPECT_NE(format_explain(p, c, row).find("other includes p2p kernel contention"),
+            std::string::npos);
+  // Blocking p2p (1F1B on a cluster with cluster.p2p = blocking) is reported as such instead.
+  const Candidate b = make_candidate(p, 1, 8, 16, 1, Schedule::k1F1B, Recompute::kFull, 0, 1);
+  const ExplainedRow brow = explain_candidate(p, b, EvalOptions{});
+  ASSERT_TRUE(brow.eval.feasible);
+  if (p.cluster.p2p_blocking) {
+    const std::string text = format_explain(p, b, brow);
+    EXPECT_EQ(text.find("p2p kernel contention"), std::string::npos) << text;
+    EXPECT_NE(text.find("plus blocking p2p"), std::string::npos) << text;
+  }
+}
+
+}  // namespace
+}  // namespace ppsearch
