@@ -1138,6 +1138,10 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   const double edp = expert_dp(c);
   const GroupShape edp_group = group_shape(static_cast<int>(edp), c.ep * c.etp, ndom);
   const double bucket_e = std::max(40e6, 1e6 * edp);
+  // The optimizer's bytes per parameter do not depend on the rank: decided once per candidate
+  // (cost/optimizer_step.cpp compares the implementation and state names).
+  const OptimizerStepBytes ob = optimizer_step_bytes(pb.training.optimizer_impl,
+                                                     pb.training.optimizer_state_dtype, grad_elem);
   for (int d = 0; d < P; ++d) {
     const double phi = I.dev_params[d];
     double exposed = 0, total = 0, gather_exposed = 0, gather_total = 0;
@@ -1206,8 +1210,6 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     // cost/optimizer_step.cpp; docs/step-time.md "Optimizer step by implementation").
     const double updated =
         zero >= 1 && dr > 1 ? phi / dr + I.dev_expert[d] / edp : phi + I.dev_expert[d];
-    const OptimizerStepBytes ob = optimizer_step_bytes(
-        pb.training.optimizer_impl, pb.training.optimizer_state_dtype, grad_elem);
     const double zeroed = ob.per_grad_element * ((shard_grads ? phi / dr : phi) + I.dev_expert[d]);
     const double per_param = ob.per_updated_param;
     optimizer_s = std::max(optimizer_s, (per_param * updated + zeroed) / mem_bw);
