@@ -31,8 +31,6 @@ Problem gpt_oss_like(double clamp) {
   return p;
 }
 
-MoeItems items_of(const Problem& p, const Candidate& c) { return test::moe_items_of(p, c); }
-
 TEST(GluClamp, BytesByHand) {
   const Problem p = gpt_oss_like(7.0);
   // 65,536 routed copies, FC1 output 2 × 2880 wide.
@@ -79,7 +77,8 @@ TEST(GluClamp, MoeLayerGainsExactlyTheClampPasses) {
   for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
     Candidate c = make_candidate(with, 1, 1, 64, 4, Schedule::k1F1B, r, 0, 1);
     c.ep = 8;
-    const ItemCost a = items_of(with, c).moe_layer, b = items_of(without, c).moe_layer;
+    const ItemCost a = test::moe_items_of(with, c).moe_layer,
+                   b = test::moe_items_of(without, c).moe_layer;
     // selective with the default flavour recomputes moe_act (docs/moe.md "Recomputation").
     const bool moe_act = r == Recompute::kSelective;
     const GluClampCost gc = glu_clamp_cost(with, rows, 2 * 2880.0, moe_act);

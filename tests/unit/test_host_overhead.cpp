@@ -31,8 +31,6 @@ Problem small_moe(int seq) {
   return p;
 }
 
-MoeItems items_of(const Problem& p, const Candidate& c) { return test::moe_items_of(p, c); }
-
 double total(const HostOps& h) { return h.fwd + h.bwd; }
 
 TEST(HostOverhead, OperationCountClosedForm) {
@@ -112,9 +110,9 @@ TEST(HostOverhead, CudaGraphsReplaceAScopesOperationsByOneLaunch) {
   Candidate c = make_candidate(p, 1, 1, 8, 1, Schedule::k1F1B, Recompute::kNone, 0, 1);
   c.ep = 8;
   p.training.cuda_graph_scope = "none";
-  const ItemCost eager = items_of(p, c).moe_layer;
+  const ItemCost eager = test::moe_items_of(p, c).moe_layer;
   p.training.cuda_graph_scope = "attn+moe_router+moe_preprocess";
-  const ItemCost graphed = items_of(p, c).moe_layer;
+  const ItemCost graphed = test::moe_items_of(p, c).moe_layer;
   EXPECT_LT(graphed.fwd_s, eager.fwd_s);
   EXPECT_LT(graphed.bwd_s, eager.bwd_s);
 }
@@ -132,8 +130,8 @@ TEST(HostOverhead, MaxOfGpuAndHostPerPass) {
     c.ep = 8;
     Problem gpu_only = p;
     gpu_only.gpu.host_op_s = 0;
-    const ItemCost g = items_of(gpu_only, c).moe_layer;
-    const ItemCost h = items_of(p, c).moe_layer;
+    const ItemCost g = test::moe_items_of(gpu_only, c).moe_layer;
+    const ItemCost h = test::moe_items_of(p, c).moe_layer;
     const HostOps host = moe_layer_host_time(p, c);
     // Each pass takes max(GPU, host); the GPU's own work (compute) does not change.
     EXPECT_NEAR(h.fwd_s, std::max(g.fwd_s, host.fwd), 1e-12) << seq;
@@ -165,7 +163,8 @@ TEST(HostOverhead, LargerMicroBatchesHideTheHostTime) {
   auto exposed_per_sequence = [&](int mbs) {
     Candidate c = make_candidate(p, 1, 1, 8, mbs, Schedule::k1F1B, Recompute::kNone, 0, 1);
     c.ep = 8;
-    const ItemCost h = items_of(p, c).moe_layer, g = items_of(gpu_only, c).moe_layer;
+    const ItemCost h = test::moe_items_of(p, c).moe_layer,
+                   g = test::moe_items_of(gpu_only, c).moe_layer;
     return ((h.fwd_s + h.bwd_s + h.wgt_s) - (g.fwd_s + g.bwd_s + g.wgt_s)) / mbs;
   };
   const double one = exposed_per_sequence(1), eight = exposed_per_sequence(8);

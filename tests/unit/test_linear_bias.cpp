@@ -24,8 +24,6 @@ Problem gpt_oss_like(bool bias) {
   return p;
 }
 
-MoeItems items_of(const Problem& p, const Candidate& c) { return test::moe_items_of(p, c); }
-
 TEST(LinearBias, ExpertBiasBytesByHand) {
   const Problem p = gpt_oss_like(true);
   // 4 micro-batch sequences of 4096 tokens routed to 4 experts each: 65,536 copies of h = 2880.
@@ -61,7 +59,8 @@ TEST(LinearBias, MoeLayerGainsExactlyTheBiasPasses) {
   for (Recompute r : {Recompute::kNone, Recompute::kFull}) {
     Candidate c = make_candidate(with, 1, 1, 64, 4, Schedule::k1F1B, r, 0, 1);
     c.ep = 8;
-    const ItemCost a = items_of(with, c).moe_layer, b = items_of(without, c).moe_layer;
+    const ItemCost a = test::moe_items_of(with, c).moe_layer,
+                   b = test::moe_items_of(without, c).moe_layer;
     const double rows = 4.0 * 4096 * 4;  // balanced: every rank's copies land on this rank
     const ExpertBiasCost eb = expert_bias_cost(with, rows);
     ASSERT_GT(eb.fwd_s, 0.0);
