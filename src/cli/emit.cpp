@@ -169,6 +169,29 @@ Schedule schedule_of(const ResultRow& r) { return static_cast<Schedule>(r.schedu
 Recompute recompute_of(const ResultRow& r) { return static_cast<Recompute>(r.recompute); }
 const char* tf(bool b) { return b ? "true" : "false"; }
 
+// The TP overlap the cost model charges for the row: the stack's pipelined TP collectives
+// (training.tp_comm_overlap, evaluate.cpp adjust_layer: Transformer Engine userbuffers, only with
+// sequence parallelism) or the cluster's hidden fraction (cluster.tp_comm_overlap, items.cpp,
+// with or without it). Either needs TP > 1; without SP no framework can launch it.
+bool tp_overlap_modelled(const Problem& p, const ResultRow& r) {
+  return r.tp > 1 &&
+         ((p.training.tp_comm_overlap && r.sequence_parallel) || p.cluster.tp_comm_overlap > 0);
+}
+
+// Megatron-Core overlaps the interleaved schedule's p2p only with overlap_p2p_comm
+// (evaluate.cpp: training.p2p_overlap applies to interleaved 1F1B alone).
+bool interleaved(const ResultRow& r) { return r.pp > 1 && r.vpp > 1; }
+
+// What the TP-overlap comment says was modelled.
+std::string tp_overlap_what(const Problem& p) {
+  return p.training.tp_comm_overlap
+             ? std::string(
+                   "training.tp_comm_overlap = true (the stack's TP collectives pipelined "
+                   "with their GEMMs)")
+             : "cluster.tp_comm_overlap = " + std::to_string(p.cluster.tp_comm_overlap) +
+                   " of TP communication hidden";
+}
+
 // Schedules the Megatron-LM engine (Megatron-LM and Megatron-Bridge) runs: with pp > 1, 1F1B
 // (vpp 1) and interleaved 1F1B (vpp > 1) only (megatron/core/pipeline_parallel/schedules.py).
 bool megatron_schedule_ok(const ResultRow& r, std::string* why) {
@@ -387,23 +410,41 @@ LaunchConfig megatron(const Problem& p, const ResultRow& r,
           "(ZeRO 1); the moments are left fp32");
     }
   }
-  // The overlap the cost model assumes (evaluate.cpp: training.overlap_grad_reduce,
-  // training.overlap_param_gather; items.cpp: cluster.tp_comm_overlap).
-  if (r.dp > 1 && p.training.overlap_grad_reduce) b.flag("--overlap-grad-reduce");
-  if (r.dp > 1 && r.zero_stage == 1 && p.training.overlap_param_gather)
+  if (p.training.optimizer_state_dtype == "bf16")
+    b.approx(
+        "training.optimizer_state_dtype = bf16 (Apex distributed Adam's bf16 state, NeMo 1.0) "
+        "has no Megatron-LM flag (--main-params-dtype takes fp32 or fp16): the state stays fp32, "
+        "more memory and optimizer traffic than modelled");
+  // The stack's settings the cost model assumed (src/spec/stacks.cpp; docs/step-time.md
+  // "Software stacks"), as Megatron-LM d98e8a64 arguments.py spells them. Its defaults are the
+  // megatron-core profile's: no DP or TP overlap, overlapped interleaved p2p, fp32 gradient
+  // accumulation and reduction, unfused cross entropy.
+  // DP overlap (evaluate.cpp: training.overlap_grad_reduce, training.overlap_param_gather).
+  // The gradients are reduced over DP x CP (Megatron-Core's data-parallel group with context
+  // parallelism; evaluate.cpp reduces over dp·cp ranks), so CP alone has a reduction to overlap.
+  const bool dp_reduce = r.dp * r.cp > 1;
+  if (dp_reduce && p.training.overlap_grad_reduce) b.flag("--overlap-grad-reduce");
+  if (dp_reduce && r.zero_stage == 1 && p.training.overlap_param_gather)
     b.flag("--overlap-param-gather");
-  if (r.tp > 1 && p.cluster.tp_comm_overlap > 0) {
+  if (tp_overlap_modelled(p, r)) {
     if (r.sequence_parallel) {
       b.flag("--tp-comm-overlap");
-      b.comment("--tp-comm-overlap: cluster.tp_comm_overlap = " +
-                std::to_string(p.cluster.tp_comm_overlap) +
-                " of TP communication is modelled as hidden; needs Transformer Engine");
+      b.comment("--tp-comm-overlap: " + tp_overlap_what(p) +
+                " is modelled; needs Transformer Engine");
     } else {
-      b.approx(
-          "cluster.tp_comm_overlap > 0 is modelled, but Megatron's --tp-comm-overlap needs "
-          "--sequence-parallel; without it the TP communication is not hidden");
+      b.approx(tp_overlap_what(p) +
+               " is modelled, but Megatron's --tp-comm-overlap needs --sequence-parallel; "
+               "without it the TP communication is not hidden");
     }
   }
+  // Interleaved p2p: overlap_p2p_comm is on unless --no-overlap-p2p-communication.
+  if (interleaved(r) && !p.training.p2p_overlap) b.flag("--no-overlap-p2p-communication");
+  // 16-bit gradient buffer and reduction (training.grad_reduce_in_fp32 = false): arguments.py
+  // sets accumulate_allreduce_grads_in_fp32 = False for --grad-reduce-in-bf16.
+  if (!p.training.grad_reduce_in_fp32) b.flag("--grad-reduce-in-bf16");
+  // Fused cross entropy (training.cross_entropy_fusion): Megatron-Core's native fusion, the only
+  // one d98e8a64 accepts (the TE implementation is refused for stability).
+  if (p.training.cross_entropy_fusion) b.flag("--cross-entropy-loss-fusion");
   return b.finish();
 }
 
@@ -491,13 +532,39 @@ LaunchConfig nemo(const Problem& p, const ResultRow& r, const std::vector<std::p
   b.flag("dataset.seq_length", std::to_string(m.seq_length));
   b.flag("optimizer.use_distributed_optimizer", tf(r.zero_stage == 1));
   b.flag("ddp.use_distributed_optimizer", tf(r.zero_stage == 1));
-  b.flag("ddp.overlap_grad_reduce", tf(r.dp > 1 && p.training.overlap_grad_reduce));
+  // Reduced over DP x CP, as in megatron() above.
+  b.flag("ddp.overlap_grad_reduce", tf(r.dp * r.cp > 1 && p.training.overlap_grad_reduce));
   b.flag("ddp.overlap_param_gather",
-         tf(r.dp > 1 && r.zero_stage == 1 && p.training.overlap_param_gather));
-  if (r.tp > 1 && p.cluster.tp_comm_overlap > 0)
+         tf(r.dp * r.cp > 1 && r.zero_stage == 1 && p.training.overlap_param_gather));
+  // The rest of the stack the cost model assumed (src/spec/stacks.cpp), every key explicit since
+  // the recipe's own values differ from model to model. The provider's defaults
+  // (ModelParallelConfig @d98e8a64): tp_comm_overlap False, overlap_p2p_comm False with
+  // batch_p2p_comm True.
+  const bool tp_overlap = tp_overlap_modelled(p, r) && r.sequence_parallel;
+  if (tp_overlap_modelled(p, r) && !r.sequence_parallel)
+    b.approx(tp_overlap_what(p) +
+             " is modelled, but Transformer Engine's TP overlap needs sequence parallelism; "
+             "without it the TP communication is not hidden");
+  b.flag("model.tp_comm_overlap", tf(tp_overlap));
+  if (tp_overlap)
+    b.comment(
+        "model.tp_comm_overlap: " + tp_overlap_what(p) +
+        " is modelled (Megatron-Bridge initialize.py then sets up TE userbuffers); a recipe "
+        "with a comm_overlap config sets it from comm_overlap.tp_comm_overlap, so make that true "
+        "as well");
+  if (interleaved(r)) {
+    // overlap_p2p_comm must come with batch_p2p_comm off (ModelParallelConfig.__post_init__).
+    b.flag("model.overlap_p2p_comm", tf(p.training.p2p_overlap));
+    b.flag("model.batch_p2p_comm", tf(!p.training.p2p_overlap));
+  }
+  b.flag("ddp.grad_reduce_in_fp32", tf(p.training.grad_reduce_in_fp32));
+  b.flag("model.cross_entropy_loss_fusion", tf(p.training.cross_entropy_fusion));
+  if (p.training.cross_entropy_fusion) b.flag("model.cross_entropy_fusion_impl", "native");
+  if (p.training.optimizer_state_dtype == "bf16")
     b.approx(
-        "cluster.tp_comm_overlap > 0 is modelled; Megatron-Bridge sets TP overlap through "
-        "its comm_overlap callback, which this output does not configure");
+        "training.optimizer_state_dtype = bf16 (Apex distributed Adam, NeMo 1.0) has no "
+        "Megatron-Bridge key: the state stays fp32, more memory and optimizer traffic than "
+        "modelled");
   return b.finish();
 }
 
@@ -625,15 +692,56 @@ LaunchConfig torchtitan(const Problem& p, const ResultRow& r,
   b.flag("--training.num_tokens_per_train_step",
          static_cast<long long>(r.global_batch_size) * m.seq_length);
   b.flag("--training.mixed_precision_param", "bfloat16");
+  // Gradient reduce-scatter dtype (training.grad_reduce_in_fp32; torchtitan's default float32).
+  b.flag("--training.mixed_precision_reduce",
+         p.training.grad_reduce_in_fp32 ? "float32" : "bfloat16");
   if (p.training.precision == "fp8") {  // docs/precision.md
     b.approx(
         "training.precision = fp8 is modelled on Transformer Engine's recipes; torchtitan's FP8 "
         "(--model.converters float8, torchao) is its own implementation and is not set here");
   }
-  if (r.tp > 1 && p.cluster.tp_comm_overlap > 0)
+  // The optimizer step (training.optimizer_impl, src/cost/optimizer_step.cpp):
+  // OptimizersContainer.Config.implementation @b5bcd76c, "fused" by default.
+  const std::string& impl = p.training.optimizer_impl;
+  if (impl == "torch-foreach") {
+    b.flag("--optimizer.implementation", "foreach");
+  } else if (p.training.optimizer_state_dtype == "bf16-moments") {
+    // Fused AdamW with bf16 moments ("fused_opt_states_bf16", fp32 parameters).
+    b.flag("--optimizer.implementation", "fused_opt_states_bf16");
+  } else {
+    b.flag("--optimizer.implementation", "fused");
+    if (impl != "torch-fused")
+      b.comment(
+          "--optimizer.implementation fused: the step was costed as Megatron's distributed "
+          "optimizer (30-36 B a parameter), PyTorch's fused AdamW moves 28 B");
+    if (p.training.optimizer_state_dtype == "bf16")
+      b.approx(
+          "training.optimizer_state_dtype = bf16 (bf16 weights and moments) has no torchtitan "
+          "form: the fp32 state takes more memory than modelled");
+  }
+  // Fused element-wise kernels (training.fused_elementwise) are torch.compile's in torchtitan,
+  // and async TP (the TP collectives pipelined with their matmuls) needs compile
+  // (CompileConfig.__post_init__ @b5bcd76c: "Async TP requires 'model' in --compile.components",
+  // which the default components include).
+  const bool async_tp = tp_overlap_modelled(p, r) && r.sequence_parallel;
+  if (tp_overlap_modelled(p, r) && !r.sequence_parallel)
+    b.approx(tp_overlap_what(p) +
+             " is modelled, but torchtitan's async TP pipelines only the sequence-parallel "
+             "all-gathers and reduce-scatters; without SP the TP communication is not hidden");
+  const bool compile = p.training.fused_elementwise || async_tp;
+  b.word(compile ? "--compile.enable" : "--compile.no-enable");
+  if (async_tp) {
+    b.word("--compile.enable_async_tensor_parallel");
+    b.comment("--compile.enable_async_tensor_parallel: " + tp_overlap_what(p) + " is modelled");
+    if (!p.training.fused_elementwise)
+      b.approx(
+          "async TP needs torch.compile, which also fuses the element-wise ops that were "
+          "costed unfused (training.fused_elementwise = false): faster than modelled");
+  }
+  if (p.training.cross_entropy_fusion)
     b.approx(
-        "cluster.tp_comm_overlap > 0 is modelled; torchtitan hides TP communication only "
-        "with --compile.enable_async_tensor_parallel (not set here)");
+        "training.cross_entropy_fusion: torchtitan has no fused cross-entropy option (compile "
+        "covers the loss with --compile.components loss); the logits' memory differs");
   switch (recompute_of(r)) {
     case Recompute::kNone:
       b.word("activation-checkpoint:none");

@@ -353,11 +353,15 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   // overhead, applied to a layer's costs (also to the fully recomputed layer of partial
   // recomputation, so that the difference stays consistent).
   auto adjust_layer = [&](ItemCost& L, const Candidate& cand) {
-    if (pb.training.tp_comm_overlap && cand.tp > 1) {
+    if (pb.training.tp_comm_overlap && cand.tp > 1 && cand.sp) {
       // TE userbuffers pipeline each TP all-gather / reduce-scatter with the GEMM that
       // consumes / produces it, in TP chunks (ring exchange: one chunk per TP rank): the first
       // chunk of an all-gather and the last of a reduce-scatter have no GEMM beside them, the
-      // rest is charged against the pass's GEMMs (per layer and pass).
+      // rest is charged against the pass's GEMMs (per layer and pass). Only with sequence
+      // parallelism: Megatron-LM refuses --tp-comm-overlap without it (arguments.py @d98e8a64,
+      // "Tensor parallel communication/GEMM overlap can happen only when sequence parallelism
+      // is enabled"), and torchtitan's async TP pipelines the all-gather / reduce-scatter pairs
+      // that only sequence parallelism has; without it the all-reduces stay exposed.
       const double piece = 1.0 / cand.tp;
       auto charge = [&](double comm, double gemm) {
         return piece * comm + overlap_charge((1.0 - piece) * comm, gemm, rho);

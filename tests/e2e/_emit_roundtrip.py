@@ -8,8 +8,14 @@ For each row: `ppsearch-show FILE --row N --emit FORMAT`, then
      --mbs --schedule --recompute --recompute-num-layers --sp --zero --global-batch), that one configuration is run
      (with PPSEARCH_ARGS, e.g. the model) and its row must equal row N: same degrees, same step
      time and peak memory.
+  3. for Megatron-LM and NeMo, a row without an "approximated:" note is run once more from the
+     framework's own defaults, ppsearch's megatron-core profile, with only the stack settings the
+     output states (overlaps, gradient reduction dtype, fused cross entropy, interleaved p2p)
+     applied as --set training.*: the printed command must be the job that was costed, so step
+     time and peak memory must again equal row N.
 A row the framework cannot run (exit 5) must say NOT RUNNABLE and print no flag; it is counted.
-Prints "FORMAT: rows K launchable L refused R", then "approximated A", and exits 1 on the first mismatch.
+Prints "FORMAT: rows K launchable L refused R", then "approximated A", then "settings-checked S",
+and exits 1 on the first mismatch.
 """
 import os
 import re
@@ -61,7 +67,14 @@ def parse_megatron(lines):
         vpp = len(a["--pipeline-model-parallel-layout"].split("|")) // pp
     rec = a.get("--recompute-granularity", "none")
     rnl = int(a["--recompute-num-layers"]) if a.get("--recompute-method") == "block" else 0
-    return dict(tp=a["--tensor-model-parallel-size"], pp=pp, cp=a["--context-parallel-size"], vpp=vpp, rnl=rnl,
+    tf = lambda b: "true" if b else "false"
+    sets = {"training.overlap_grad_reduce": tf("--overlap-grad-reduce" in a),
+            "training.overlap_param_gather": tf("--overlap-param-gather" in a),
+            "training.tp_comm_overlap": tf("--tp-comm-overlap" in a),
+            "training.p2p_overlap": tf("--no-overlap-p2p-communication" not in a),
+            "training.grad_reduce_in_fp32": tf("--grad-reduce-in-bf16" not in a),
+            "training.cross_entropy_fusion": tf("--cross-entropy-loss-fusion" in a)}
+    return dict(sets=sets, tp=a["--tensor-model-parallel-size"], pp=pp, cp=a["--context-parallel-size"], vpp=vpp, rnl=rnl,
                 mbs=a["--micro-batch-size"], gb=a["--global-batch-size"],
                 schedule="interleaved-1f1b" if vpp > 1 else "1f1b", recompute=rec,
                 sp="on" if "--sequence-parallel" in a else "off",
@@ -80,7 +93,16 @@ def parse_nemo(lines):
     vpp = 1 if v == "null" else int(v)
     rec = a["model.recompute_granularity"]
     rnl = int(a["model.recompute_num_layers"]) if a.get("model.recompute_method") == "block" else 0
-    return dict(rnl=rnl, tp=a["model.tensor_model_parallel_size"], pp=pp, cp=a["model.context_parallel_size"],
+    sets = {"training.overlap_grad_reduce": a["ddp.overlap_grad_reduce"],
+            "training.overlap_param_gather": a["ddp.overlap_param_gather"],
+            "training.tp_comm_overlap": a["model.tp_comm_overlap"],
+            "training.grad_reduce_in_fp32": a["ddp.grad_reduce_in_fp32"],
+            "training.cross_entropy_fusion": a["model.cross_entropy_loss_fusion"]}
+    if "model.overlap_p2p_comm" in a:
+        if a["model.overlap_p2p_comm"] == a["model.batch_p2p_comm"]:
+            die("model.overlap_p2p_comm and model.batch_p2p_comm must differ")
+        sets["training.p2p_overlap"] = a["model.overlap_p2p_comm"]
+    return dict(sets=sets, rnl=rnl, tp=a["model.tensor_model_parallel_size"], pp=pp, cp=a["model.context_parallel_size"],
                 vpp=vpp, mbs=a["train.micro_batch_size"], gb=a["train.global_batch_size"],
                 schedule="interleaved-1f1b" if vpp > 1 else "1f1b",
                 recompute="none" if rec == "null" else rec,
@@ -120,7 +142,7 @@ def parse_torchtitan(lines):
 
 
 parse = {"megatron": parse_megatron, "nemo": parse_nemo, "torchtitan": parse_torchtitan}[fmt]
-launchable = refused = approximated = 0
+launchable = refused = approximated = settings_checked = 0
 for n in range(len(rows)):
     r = rows[n]
     p = subprocess.run([show, path, "--row", str(n), "--emit", fmt], capture_output=True, text=True)
@@ -134,7 +156,8 @@ for n in range(len(rows)):
         die(f"row {n}: ppsearch-show exit {p.returncode}: {p.stderr}")
     # An approximated row (a "# approximated:" line) still selects the same ppsearch row; what
     # differs is how the framework behaves, which the comment says.
-    approximated += "approximated:" in p.stdout
+    approx = "approximated:" in p.stdout
+    approximated += approx
     c = parse(body)
     gpus = int(r["gpus"])
     args = [ppsearch, "--gpus", str(gpus), "--tp", str(c["tp"]), "--pp", str(c["pp"]), "--cp",
@@ -144,18 +167,28 @@ for n in range(len(rows)):
             "--quiet"] + extra
     if c["recompute"] == "full":
         args += ["--recompute-num-layers", str(c["rnl"])]
-    q = subprocess.run(args, capture_output=True, text=True)
-    if q.returncode != 0:
-        die(f"row {n}: {' '.join(args)} exit {q.returncode}: {q.stderr}")
-    with h5py.File(f"rt_{fmt}_{n}.h5", "r") as g:
-        if len(g["candidates"]) != 1:
-            die(f"row {n}: the parsed-back options select {len(g['candidates'])} candidates, not 1")
-        s = g["candidates"][0]
-    for field in ("gpus", "tp", "pp", "cp", "dp", "vpp", "mbs", "num_microbatches",
-                  "global_batch_size", "schedule", "recompute", "sequence_parallel", "zero_stage",
-                  "recompute_num_layers", "iteration_time_s", "peak_memory_gb"):
-        if s[field] != r[field]:
-            die(f"row {n}: {fmt} round trip changes {field}: {r[field]} -> {s[field]}\n{p.stdout}")
+    runs = [("the same stack", args)]
+    if "sets" in c and not approx:
+        stack = ["--stack", "megatron-core"]
+        for k, v in sorted(c["sets"].items()):
+            stack += ["--set", f"{k}={v}"]
+        runs.append(("the framework's defaults and the printed settings", args + stack))
+        settings_checked += 1
+    for what, run_args in runs:
+        q = subprocess.run(run_args, capture_output=True, text=True)
+        if q.returncode != 0:
+            die(f"row {n}: {' '.join(run_args)} exit {q.returncode}: {q.stderr}")
+        with h5py.File(f"rt_{fmt}_{n}.h5", "r") as g:
+            if len(g["candidates"]) != 1:
+                die(f"row {n}: the parsed-back options select {len(g['candidates'])} candidates, not 1")
+            s = g["candidates"][0]
+        for field in ("gpus", "tp", "pp", "cp", "dp", "vpp", "mbs", "num_microbatches",
+                      "global_batch_size", "schedule", "recompute", "sequence_parallel", "zero_stage",
+                      "recompute_num_layers", "iteration_time_s", "peak_memory_gb"):
+            if s[field] != r[field]:
+                die(f"row {n}: {fmt} round trip from {what} changes {field}: {r[field]} -> "
+                    f"{s[field]}\n{' '.join(run_args)}\n{p.stdout}")
     launchable += 1
 print(f"{fmt}: rows {len(rows)} launchable {launchable} refused {refused}")
 print(f"approximated {approximated}")
+print(f"settings-checked {settings_checked}")

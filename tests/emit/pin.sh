@@ -20,8 +20,9 @@ X="$here/extract_dataclass_keys.py"
     python3 "$X" optimizer. "$B,$M" OptimizerConfig
     python3 "$X" ddp. "$B,$M" DistributedDataParallelConfig
     python3 "$X" dataset. "$B,$M" GPTDatasetConfig; } | sort -u; } > "$here/nemo_keys.txt"
-{ hdr github.com/pytorch/torchtitan "$T" "torchtitan/config/configs.py (TrainingConfig, ParallelismConfig, CompileConfig), torchtitan/distributed/activation_checkpoint.py (ActivationCheckpointingConfig subcommands)"
+{ hdr github.com/pytorch/torchtitan "$T" "torchtitan/config/configs.py (TrainingConfig, ParallelismConfig, CompileConfig), torchtitan/components/optimizer/optimizer.py (OptimizersContainer.Config, the trainer's optimizer field), torchtitan/distributed/activation_checkpoint.py (ActivationCheckpointingConfig subcommands)"
   { python3 "$X" --training. "$T" TrainingConfig
+    python3 "$X" --optimizer. "$T" OptimizersContainer.Config
     python3 "$X" --parallelism. "$T" ParallelismConfig
     python3 "$X" --compile. "$T" CompileConfig
     git -C "$T" show HEAD:torchtitan/distributed/activation_checkpoint.py |

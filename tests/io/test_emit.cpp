@@ -14,6 +14,7 @@
 
 #include "ppsearch/cli/emit.hpp"
 #include "ppsearch/io/config_file.hpp"
+#include "ppsearch/spec/stacks.hpp"
 
 namespace ppsearch {
 namespace {
@@ -217,22 +218,142 @@ TEST(Emit, PartialRecomputeIsMegatronsBlockMethod) {
   for (const std::string& n : lc.names) EXPECT_TRUE(pinned_for(LaunchFormat::kNemo).count(n)) << n;
 }
 
+// The default model under a stack profile (src/spec/stacks.cpp).
+Problem llama70b_on(const std::string& stack) {
+  LoadRequest req;
+  req.sets = {"search.gpus=128", "training.stack=" + stack};
+  return load_problem(req);
+}
+
+bool has(const LaunchConfig& lc, const std::string& s) {
+  return lc.text.find(s) != std::string::npos;
+}
+
+// TP overlap is launched exactly where the cost model charges it: the stack's pipelined TP
+// collectives (training.tp_comm_overlap) or the cluster's hidden fraction, and only with
+// sequence parallelism, which Megatron-LM and Transformer Engine need for it.
 TEST(Emit, TpCommOverlapOnlyWhenModelled) {
   Problem p = llama70b();
-  const auto r = row(8, 1, 1, 16, 1, 1, Schedule::k1F1B, Recompute::kNone, 1, 1);
-  EXPECT_EQ(
-      emit_launch_config(LaunchFormat::kMegatron, p, r, {{0, 81}}).text.find("--tp-comm-overlap"),
-      std::string::npos);
-  p.cluster.tp_comm_overlap = 0.5;
-  for (LaunchFormat f : {LaunchFormat::kMegatron, LaunchFormat::kNemo, LaunchFormat::kTorchtitan}) {
-    const LaunchConfig lc = emit_launch_config(f, p, r, {{0, 81}});
-    for (const std::string& n : lc.names) EXPECT_TRUE(pinned_for(f).count(n)) << n;
-    if (f == LaunchFormat::kMegatron) {
-      EXPECT_NE(lc.text.find("--tp-comm-overlap"), std::string::npos) << lc.text;
-    } else {
-      EXPECT_TRUE(lc.approximated) << lc.text;
+  p.training.tp_comm_overlap = false;
+  p.cluster.tp_comm_overlap = 0;
+  const auto sp = row(8, 1, 1, 16, 1, 1, Schedule::k1F1B, Recompute::kNone, 1, 1);
+  const auto nosp = row(8, 1, 1, 16, 1, 1, Schedule::k1F1B, Recompute::kNone, 0, 1);
+  EXPECT_FALSE(
+      has(emit_launch_config(LaunchFormat::kMegatron, p, sp, {{0, 81}}), "--tp-comm-overlap"));
+  EXPECT_TRUE(has(emit_launch_config(LaunchFormat::kNemo, p, sp, {{0, 81}}),
+                  "model.tp_comm_overlap=false"));
+  EXPECT_FALSE(has(emit_launch_config(LaunchFormat::kTorchtitan, p, sp, {{0, 81}}),
+                   "--compile.enable_async_tensor_parallel"));
+  Problem stack = p, frac = p;
+  stack.training.tp_comm_overlap = true;  // as nemo-24.x / nemo-25.x / tuned set it
+  frac.cluster.tp_comm_overlap = 0.5;
+  for (const Problem* q : {&stack, &frac}) {
+    for (LaunchFormat f :
+         {LaunchFormat::kMegatron, LaunchFormat::kNemo, LaunchFormat::kTorchtitan}) {
+      const LaunchConfig lc = emit_launch_config(f, *q, sp, {{0, 81}});
+      for (const std::string& n : lc.names) EXPECT_TRUE(pinned_for(f).count(n)) << n;
+      const LaunchConfig off = emit_launch_config(f, *q, nosp, {{0, 81}});
+      // The cluster's fraction is modelled without SP too, but no framework launches it; the
+      // stack's overlap is not modelled without SP (evaluate.cpp), so nothing is missing.
+      if (q == &frac) {
+        EXPECT_TRUE(off.approximated) << off.text;
+      } else if (f != LaunchFormat::kTorchtitan) {  // torchtitan approximates ZeRO-1 anyway
+        EXPECT_FALSE(off.approximated) << off.text;
+      }
+      if (f == LaunchFormat::kMegatron) {
+        EXPECT_TRUE(has(lc, "\n--tp-comm-overlap")) << lc.text;
+        EXPECT_FALSE(has(off, "\n--tp-comm-overlap")) << off.text;
+      } else if (f == LaunchFormat::kNemo) {
+        EXPECT_TRUE(has(lc, "model.tp_comm_overlap=true")) << lc.text;
+        EXPECT_TRUE(has(off, "model.tp_comm_overlap=false")) << off.text;
+      } else {
+        // Async TP needs torch.compile.
+        EXPECT_TRUE(has(lc, "\n--compile.enable \\\n--compile.enable_async_tensor_parallel"))
+            << lc.text;
+        EXPECT_FALSE(has(off, "--compile.enable_async_tensor_parallel")) << off.text;
+      }
     }
   }
+}
+
+// Every stack profile's settings that a framework has a flag for are launched with the value
+// the cost model used, so the printed command runs the job that was costed (docs/launch.md
+// "Stack settings").
+TEST(Emit, StackSettingsAreLaunched) {
+  const auto inter = row(4, 4, 1, 8, 2, 1, Schedule::kInterleaved1F1B, Recompute::kNone, 1, 1);
+  const auto plain = row(4, 4, 1, 8, 1, 1, Schedule::k1F1B, Recompute::kNone, 1, 1);
+  int bf16_grads = 0, fp32_grads = 0, foreach_opt = 0, compiled = 0, eager = 0;
+  for (const std::string& name : stack_names()) {
+    const Problem p = llama70b_on(name);
+    const TrainingSpec& t = p.training;
+    ASSERT_EQ(t.stack, name);
+    bf16_grads += !t.grad_reduce_in_fp32;
+    fp32_grads += t.grad_reduce_in_fp32;
+    const LaunchConfig meg = emit_launch_config(LaunchFormat::kMegatron, p, inter, even(80, 8));
+    const LaunchConfig nemo = emit_launch_config(LaunchFormat::kNemo, p, inter, even(80, 8));
+    const LaunchConfig tt = emit_launch_config(LaunchFormat::kTorchtitan, p, plain, even(80, 4));
+    for (const LaunchConfig* lc : {&meg, &nemo, &tt}) ASSERT_TRUE(lc->runnable) << lc->text;
+    for (const std::string& n : meg.names)
+      EXPECT_TRUE(pinned_for(LaunchFormat::kMegatron).count(n)) << n;
+    for (const std::string& n : nemo.names)
+      EXPECT_TRUE(pinned_for(LaunchFormat::kNemo).count(n)) << n;
+    for (const std::string& n : tt.names)
+      EXPECT_TRUE(pinned_for(LaunchFormat::kTorchtitan).count(n)) << n;
+    // Megatron-LM: its defaults are fp32 reduction, unfused cross entropy, overlapped
+    // interleaved p2p; each other choice is a flag.
+    EXPECT_EQ(has(meg, "--grad-reduce-in-bf16"), !t.grad_reduce_in_fp32) << name;
+    EXPECT_EQ(has(meg, "--cross-entropy-loss-fusion"), t.cross_entropy_fusion) << name;
+    EXPECT_EQ(has(meg, "--no-overlap-p2p-communication"), !t.p2p_overlap) << name;
+    EXPECT_EQ(has(meg, "--overlap-grad-reduce"), t.overlap_grad_reduce) << name;
+    EXPECT_EQ(has(meg, "--overlap-param-gather"), t.overlap_param_gather) << name;
+    EXPECT_EQ(has(meg, "\n--tp-comm-overlap"), t.tp_comm_overlap) << name;
+    // Megatron-Bridge: every key explicit.
+    EXPECT_TRUE(has(
+        nemo, std::string("ddp.grad_reduce_in_fp32=") + (t.grad_reduce_in_fp32 ? "true" : "false")))
+        << name;
+    EXPECT_TRUE(has(nemo, std::string("model.cross_entropy_loss_fusion=") +
+                              (t.cross_entropy_fusion ? "true" : "false")))
+        << name;
+    EXPECT_TRUE(has(nemo, std::string("model.overlap_p2p_comm=") +
+                              (t.p2p_overlap ? "true\nmodel.batch_p2p_comm=false"
+                                             : "false\nmodel.batch_p2p_comm=true")))
+        << name;
+    EXPECT_TRUE(
+        has(nemo, std::string("model.tp_comm_overlap=") + (t.tp_comm_overlap ? "true" : "false")))
+        << name;
+    // torchtitan: reduce dtype, optimizer implementation, compile for fused element-wise ops.
+    EXPECT_TRUE(has(tt, std::string("--training.mixed_precision_reduce ") +
+                            (t.grad_reduce_in_fp32 ? "float32" : "bfloat16")))
+        << name;
+    const std::string impl = t.optimizer_impl == "torch-foreach" ? "foreach" : "fused";
+    EXPECT_TRUE(has(tt, "--optimizer.implementation " + impl + " \\\n")) << name << tt.text;
+    foreach_opt += impl == "foreach";
+    const bool compile = t.fused_elementwise || t.tp_comm_overlap;
+    EXPECT_TRUE(has(tt, compile ? "\n--compile.enable \\" : "\n--compile.no-enable \\"))
+        << name << tt.text;
+    compiled += compile;
+    eager += !compile;
+  }
+  // The profiles cover both sides of every setting checked.
+  EXPECT_GT(bf16_grads, 0);
+  EXPECT_GT(fp32_grads, 0);
+  EXPECT_GT(foreach_opt, 0);
+  EXPECT_GT(compiled, 0);
+  EXPECT_GT(eager, 0);
+}
+
+// The optimizer's state dtype: bf16 moments are torchtitan's fused_opt_states_bf16.
+TEST(Emit, OptimizerStateDtypeIsLaunched) {
+  Problem p = llama70b();
+  p.training.optimizer_state_dtype = "bf16-moments";
+  const auto r = row(4, 1, 1, 32, 1, 1, Schedule::k1F1B, Recompute::kNone, 1, 1);
+  EXPECT_TRUE(has(emit_launch_config(LaunchFormat::kTorchtitan, p, r, {{0, 81}}),
+                  "--optimizer.implementation fused_opt_states_bf16"));
+  EXPECT_TRUE(
+      has(emit_launch_config(LaunchFormat::kMegatron, p, r, {{0, 81}}), "--exp-avg-dtype bf16"));
+  p.training.optimizer_state_dtype = "bf16";  // Apex distributed Adam: no flag anywhere
+  for (LaunchFormat f : {LaunchFormat::kMegatron, LaunchFormat::kNemo, LaunchFormat::kTorchtitan})
+    EXPECT_TRUE(emit_launch_config(f, p, r, {{0, 81}}).approximated) << to_string(f);
 }
 
 // Multi-token prediction: the flag that builds the modules ppsearch costed on the last stage, and
