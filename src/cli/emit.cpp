@@ -424,8 +424,17 @@ LaunchConfig megatron(const Problem& p, const ResultRow& r,
   // parallelism; evaluate.cpp reduces over dp·cp ranks), so CP alone has a reduction to overlap.
   const bool dp_reduce = r.dp * r.cp > 1;
   if (dp_reduce && p.training.overlap_grad_reduce) b.flag("--overlap-grad-reduce");
-  if (dp_reduce && r.zero_stage == 1 && p.training.overlap_param_gather)
-    b.flag("--overlap-param-gather");
+  if (dp_reduce && r.zero_stage == 1 && p.training.overlap_param_gather) {
+    // arguments.py asserts "Must use --overlap-param-gather with --overlap-grad-reduce".
+    if (p.training.overlap_grad_reduce) {
+      b.flag("--overlap-param-gather");
+    } else {
+      b.approx(
+          "training.overlap_param_gather without training.overlap_grad_reduce: Megatron-LM "
+          "refuses --overlap-param-gather without --overlap-grad-reduce, so the parameter "
+          "all-gather is left exposed: slower than modelled");
+    }
+  }
   if (tp_overlap_modelled(p, r)) {
     if (r.sequence_parallel) {
       b.flag("--tp-comm-overlap");

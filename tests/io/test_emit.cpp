@@ -342,6 +342,28 @@ TEST(Emit, StackSettingsAreLaunched) {
   EXPECT_GT(eager, 0);
 }
 
+// Megatron-LM refuses --overlap-param-gather without --overlap-grad-reduce (arguments.py): a
+// model that overlapped only the gather is launched without it and said to be approximated.
+TEST(Emit, ParamGatherOverlapNeedsGradReduceOverlapInMegatron) {
+  Problem p = llama70b();
+  p.training.overlap_param_gather = true;
+  p.training.overlap_grad_reduce = false;
+  const auto r = row(4, 1, 2, 16, 1, 1, Schedule::k1F1B, Recompute::kNone, 1, 1);
+  const LaunchConfig lc = emit_launch_config(LaunchFormat::kMegatron, p, r, {{0, 81}});
+  EXPECT_FALSE(has(lc, "\n--overlap-param-gather")) << lc.text;
+  EXPECT_FALSE(has(lc, "\n--overlap-grad-reduce")) << lc.text;
+  EXPECT_TRUE(lc.approximated) << lc.text;
+  p.training.overlap_grad_reduce = true;
+  const LaunchConfig both = emit_launch_config(LaunchFormat::kMegatron, p, r, {{0, 81}});
+  EXPECT_TRUE(has(both, "--overlap-grad-reduce \\\n--overlap-param-gather")) << both.text;
+  // DP 1 with CP 2 still reduces the gradients (over DP x CP).
+  const auto cp_only = row(4, 1, 2, 1, 1, 1, Schedule::k1F1B, Recompute::kNone, 1, 1);
+  EXPECT_TRUE(has(emit_launch_config(LaunchFormat::kMegatron, p, cp_only, {{0, 81}}),
+                  "--overlap-grad-reduce"));
+  EXPECT_TRUE(has(emit_launch_config(LaunchFormat::kNemo, p, cp_only, {{0, 81}}),
+                  "ddp.overlap_grad_reduce=true"));
+}
+
 // The optimizer's state dtype: bf16 moments are torchtitan's fused_opt_states_bf16.
 TEST(Emit, OptimizerStateDtypeIsLaunched) {
   Problem p = llama70b();
