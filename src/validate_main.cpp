@@ -3,6 +3,8 @@
 // row leaves empty), prints the per-row table, error statistics and ranking fidelity, and
 // optionally writes the HDF5 table /runs. Serial: no MPI ranks, no threads.
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +21,7 @@
 #include "ppsearch/io/config_file.hpp"
 #include "ppsearch/io/result_writer.hpp"
 #include "ppsearch/io/runs_writer.hpp"
+#include "ppsearch/search/explain.hpp"
 #include "ppsearch/spec/stacks.hpp"
 #include "ppsearch/util/error.hpp"
 #include "ppsearch/validate/framework_layout.hpp"
@@ -30,7 +33,7 @@ using namespace ppsearch;
 
 constexpr const char* kUsage =
     "Usage: ppsearch-validate RUNS.csv [--output FILE.h5] [--overwrite] [--fit-ids LIST] "
-    "[--set SECTION.KEY=VALUE]... [--megatron-layout] [--quiet]\n"
+    "[--set SECTION.KEY=VALUE]... [--megatron-layout] [--explain LIST] [--quiet]\n"
     "\n"
     "Evaluates every row of RUNS.csv (schema: docs/validation.md) with the ppsearch engine and\n"
     "compares the predicted step time and MFU with the measured ones.\n"
@@ -44,6 +47,9 @@ constexpr const char* kUsage =
     "  --megatron-layout rows of a Megatron-family stack with pp > 1, a stated vpp and no\n"
     "                    pp_layout run Megatron-Core's default split (layers/(pp*vpp) per\n"
     "                    virtual stage) instead of the partitioner's\n"
+    "  --explain LIST    after the report, the engine's breakdown of each listed row (comma\n"
+    "                    list of ids, a trailing * matches a prefix): where the predicted step\n"
+    "                    time and memory go, as ppsearch --explain prints it\n"
     "  --quiet           print nothing but errors\n"
     "  --help, --version\n"
     "\n"
@@ -57,7 +63,8 @@ struct Args {
   bool quiet = false;
   bool megatron_layout = false;  // --megatron-layout (docs/step-time.md)
   std::vector<std::string> fit_patterns;
-  std::vector<std::string> sets;  // --set, applied after the presets, for every row
+  std::vector<std::string> explain_patterns;  // --explain
+  std::vector<std::string> sets;              // --set, applied after the presets, for every row
   std::string command_line;
 };
 
@@ -124,6 +131,10 @@ bool parse_args(int argc, char** argv, Args* a, int* code) {
       const std::string list = take_value("the id list");
       for (std::string& p : split_id_list(list)) a->fit_patterns.push_back(std::move(p));
       if (a->fit_patterns.empty()) usage_error("--fit-ids = " + list + ": at least one id");
+    } else if (arg == "--explain") {
+      const std::string list = take_value("the id list");
+      for (std::string& p : split_id_list(list)) a->explain_patterns.push_back(std::move(p));
+      if (a->explain_patterns.empty()) usage_error("--explain = " + list + ": at least one id");
     } else if (arg == "--set") {
       a->sets.push_back(take_value("SECTION.KEY=VALUE"));
     } else if (arg.size() > 1 && arg[0] == '-') {
@@ -157,8 +168,9 @@ struct LoadedPreset {
 // that the presets are parsed once per key rather than once per row.
 using PresetCache = std::map<std::tuple<std::string, int, std::string>, LoadedPreset>;
 
+// `used`, when given, receives the Problem the row was evaluated with (for --explain).
 RunResult model_row(const RunRecord& run, const std::vector<std::string>& sets,
-                    bool megatron_layout, PresetCache* cache) {
+                    bool megatron_layout, PresetCache* cache, Problem* used = nullptr) {
   const std::string skip = precheck_run(run);
   if (!skip.empty()) return not_modelled(run, skip);
   const GpuMapping gpu = map_gpu(run.gpu);
@@ -196,11 +208,48 @@ RunResult model_row(const RunRecord& run, const std::vector<std::string>& sets,
   // (framework_layout.hpp).
   const bool fixed_split = megatron_layout && apply_megatron_default_layout(run, &problem);
   RunResult r = predict_run(run, problem);
+  if (used) *used = problem;
   if (fixed_split && r.modelled) {
     r.note = r.note.empty() ? "Megatron default split" : r.note + "; Megatron default split";
   }
   if (!gpu.note.empty()) r.note = r.note.empty() ? gpu.note : gpu.note + "; " + r.note;
   return r;
+}
+
+// --explain: the row's chosen configuration evaluated again with the breakdown on, as
+// `ppsearch --explain` prints it for a search's best row (docs/explain.md), headed by the row's
+// prediction and measurement.
+std::string explain_row(const RunRecord& run, const RunResult& r, const Problem& problem) {
+  std::ostringstream os;
+  os << "\n=== " << run.id;
+  if (!run.split.empty()) os << " (split = " << run.split << ")";
+  os << " ===\n";
+  if (!r.modelled) {
+    os << "not modelled: " << r.reason << "\n";
+    return os.str();
+  }
+  if (std::isfinite(r.measured_step_time_s)) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "predicted %.4g s, measured %.4g s (%+.2f %%)\n",
+                  r.predicted_step_time_s, r.measured_step_time_s, r.error_pct);
+    os << buf;
+  }
+  if (std::isfinite(r.measured_peak_memory_gb) && std::isfinite(r.peak_memory_gb)) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "peak memory (%s) predicted %.2f GB, measured %.2f GB (%+.2f %%); device "
+                  "level %.2f GB\n",
+                  r.memory_metric.c_str(), r.peak_memory_gb, r.measured_peak_memory_gb,
+                  r.memory_error_pct, r.device_peak_memory_gb);
+    os << buf;
+  }
+  if (!r.note.empty()) os << "note: " << r.note << "\n";
+  os << "stack " << problem.training.stack << ", cluster " << problem.cluster.name << ", gpu "
+     << problem.gpu.name << "\n\n";
+  EvalOptions eo;
+  eo.want_stages = false;
+  os << format_explain(problem, r.chosen, explain_candidate(problem, r.chosen, eo));
+  return os.str();
 }
 
 RunRow to_row(const RunResult& r) {
@@ -257,6 +306,11 @@ int run(int argc, char** argv) {
                                  [&](const RunRecord& r) { return id_matches(p, r.id); });
     if (!any) usage_error("--fit-ids: " + p + ": matches no id of " + args.runs_path);
   }
+  for (const std::string& p : args.explain_patterns) {
+    const bool any = std::any_of(runs.begin(), runs.end(),
+                                 [&](const RunRecord& r) { return id_matches(p, r.id); });
+    if (!any) usage_error("--explain: " + p + ": matches no id of " + args.runs_path);
+  }
   if (!args.output.empty()) {
     // Only a missing name or a regular file (with --overwrite) is written; devices, FIFOs,
     // sockets, folders and symbolic links never are (docs/results.md, "Output safety").
@@ -274,10 +328,15 @@ int run(int argc, char** argv) {
   std::vector<RunResult> results;
   results.reserve(runs.size());
   PresetCache presets;
+  std::string explained;  // --explain: the breakdowns, printed after the report
   for (const RunRecord& run : runs) {
-    RunResult r = model_row(run, args.sets, args.megatron_layout, &presets);
+    const bool explain = std::any_of(args.explain_patterns.begin(), args.explain_patterns.end(),
+                                     [&](const std::string& p) { return id_matches(p, run.id); });
+    Problem used;
+    RunResult r = model_row(run, args.sets, args.megatron_layout, &presets, &used);
     r.fit = std::any_of(args.fit_patterns.begin(), args.fit_patterns.end(),
                         [&](const std::string& p) { return id_matches(p, run.id); });
+    if (explain) explained += explain_row(run, r, used);
     results.push_back(std::move(r));
   }
 
@@ -299,6 +358,7 @@ int run(int argc, char** argv) {
     std::cout << "ppsearch-validate " << PPSEARCH_VERSION << ": " << runs.size() << " rows from "
               << args.runs_path << "\n\n";
     print_validation_report(std::cout, runs, results, args.fit_patterns);
+    std::cout << explained;
     if (!args.output.empty()) std::cout << "\nWrote /runs to " << args.output << "\n";
   }
   return 0;
