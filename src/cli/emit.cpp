@@ -8,6 +8,7 @@
 #include "ppsearch/cli/emit.hpp"
 #include "ppsearch/cost/moe.hpp"
 #include "ppsearch/spec/host_keys.hpp"
+#include "ppsearch/spec/stacks.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -181,6 +182,48 @@ bool tp_overlap_modelled(const Problem& p, const ResultRow& r) {
 // Megatron-Core overlaps the interleaved schedule's p2p only with overlap_p2p_comm
 // (evaluate.cpp: training.p2p_overlap applies to interleaved 1F1B alone).
 bool interleaved(const ResultRow& r) { return r.pp > 1 && r.vpp > 1; }
+
+// Settings of the costed stack that no Megatron-LM or Megatron-Bridge flag sets, because they
+// are what the framework is (Transformer Engine's attention and fused kernels, fused QKV and FC1
+// GEMMs, its own optimizer, backward TP collectives between dgrad and wgrad): where the row's
+// value differs from the megatron-core profile, the launched job is not the one costed. Keys
+// that cannot matter for the row (recompute_skip_fc2 without full recompute, tp_bwd_overlap at
+// TP 1, cross_entropy_inplace without the fused loss) are not named.
+std::vector<std::string> megatron_engine_differences(const Problem& p, const ResultRow& r) {
+  std::vector<std::string> out;
+  const StackProfile* m = find_stack("megatron-core");
+  if (m == nullptr) return out;
+  const TrainingSpec& t = p.training;
+  if (t.attention_efficiency_scale != m->attention_scale) {
+    char scale[32];
+    std::snprintf(scale, sizeof scale, "%g", t.attention_efficiency_scale);
+    out.push_back(std::string("training.attention_efficiency_scale = ") + scale +
+                  " (its attention kernels)");
+  }
+  if (t.fused_elementwise != m->fused_elementwise)
+    out.push_back("training.fused_elementwise = false (eager element-wise ops)");
+  if (t.split_linears != m->split_linears)
+    out.push_back("training.split_linears = true (separate Q/K/V and gate/up GEMMs)");
+  if (r.tp > 1 && t.tp_bwd_overlap != m->tp_bwd_overlap)
+    out.push_back("training.tp_bwd_overlap = false (backward TP collectives not hidden)");
+  if (recompute_of(r) == Recompute::kFull && t.recompute_skip_fc2 != m->recompute_skip_fc2)
+    out.push_back("training.recompute_skip_fc2 = true (compiled recomputation)");
+  if (t.cross_entropy_fusion && t.cross_entropy_inplace != m->cross_entropy_inplace)
+    out.push_back("training.cross_entropy_inplace = false (a new gradient buffer)");
+  if (t.optimizer_impl != m->optimizer_impl)
+    out.push_back("training.optimizer_impl = " + t.optimizer_impl + " (PyTorch's AdamW)");
+  return out;
+}
+
+void note_engine_differences(Builder& b, const Problem& p, const ResultRow& r) {
+  const std::vector<std::string> d = megatron_engine_differences(p, r);
+  if (d.empty()) return;
+  std::string list;
+  for (const std::string& x : d) list += (list.empty() ? "" : "; ") + x;
+  b.approx("the row was costed for stack " + p.training.stack + " with " + list +
+           ", which the Megatron-LM engine does not do: it runs Transformer Engine's kernels and "
+           "its own optimizer, so the step time differs from the costed one");
+}
 
 // What the TP-overlap comment says was modelled.
 std::string tp_overlap_what(const Problem& p) {
@@ -454,6 +497,7 @@ LaunchConfig megatron(const Problem& p, const ResultRow& r,
   // Fused cross entropy (training.cross_entropy_fusion): Megatron-Core's native fusion, the only
   // one d98e8a64 accepts (the TE implementation is refused for stability).
   if (p.training.cross_entropy_fusion) b.flag("--cross-entropy-loss-fusion");
+  note_engine_differences(b, p, r);
   return b.finish();
 }
 
@@ -574,6 +618,7 @@ LaunchConfig nemo(const Problem& p, const ResultRow& r, const std::vector<std::p
         "training.optimizer_state_dtype = bf16 (Apex distributed Adam, NeMo 1.0) has no "
         "Megatron-Bridge key: the state stays fp32, more memory and optimizer traffic than "
         "modelled");
+  note_engine_differences(b, p, r);
   return b.finish();
 }
 
