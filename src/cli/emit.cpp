@@ -7,6 +7,7 @@
 // every name emitted here against them.
 #include "ppsearch/cli/emit.hpp"
 #include "ppsearch/cost/moe.hpp"
+#include "ppsearch/cost/moe_recipe.hpp"
 #include "ppsearch/spec/host_keys.hpp"
 #include "ppsearch/spec/stacks.hpp"
 
@@ -301,6 +302,21 @@ FullRecompute full_recompute(const ResultRow& r, const std::vector<std::int64_t>
   return f;
 }
 
+// Why Megatron-Core cannot run the costed expert all-to-all overlap (training.moe_a2a_overlap >
+// 0: overlap_moe_expert_parallel_comm with delay_wgrad_compute, src/cost/moe_recipe.cpp) for the
+// row, or "" when it can: TransformerConfig.__post_init__ @d98e8a64 asserts EP > 1, the alltoall
+// or flex dispatcher, no full recomputation, a virtual pipeline size when PP > 1 and at most one
+// MTP layer.
+std::string a2a_overlap_blocker(const ModelSpec& m, const TrainingSpec& t, const ResultRow& r) {
+  if (r.ep <= 1) return "needs expert parallelism (EP > 1)";
+  if (t.moe_dispatcher == static_cast<int>(MoeDispatcher::kAllGather))
+    return "needs the alltoall or flex token dispatcher";
+  if (recompute_of(r) == Recompute::kFull) return "refuses full recomputation";
+  if (r.pp > 1 && r.vpp <= 1) return "needs a virtual pipeline size when PP > 1";
+  if (m.mtp_layers > 1) return "supports at most one MTP layer";
+  return "";
+}
+
 // Mixture of experts and MLA (docs/moe.md): Megatron-LM's MoE and MLA arguments, and the
 // recompute modules ppsearch's selective recomputation means for such a model.
 void megatron_moe_flags(Builder& b, const ModelSpec& m, const TrainingSpec& t, const ResultRow& r) {
@@ -343,6 +359,22 @@ void megatron_moe_flags(Builder& b, const ModelSpec& m, const TrainingSpec& t, c
     }
     b.flag("--expert-model-parallel-size", std::max(1, r.ep));
     b.flag("--expert-tensor-parallel-size", std::max(1, r.etp));
+    // The 26.06 recipe features that were costed (src/cost/moe_recipe.cpp, docs/moe.md).
+    if (t.moe_a2a_overlap > 0) {
+      const std::string blocker = a2a_overlap_blocker(m, t, r);
+      if (blocker.empty()) {
+        b.flag("--overlap-moe-expert-parallel-comm");
+        b.flag("--delay-wgrad-compute");
+        b.comment("--overlap-moe-expert-parallel-comm: training.moe_a2a_overlap = " +
+                  std::to_string(t.moe_a2a_overlap) +
+                  " of the expert all-to-all is modelled as hidden (combined 1F1B)");
+      } else {
+        b.approx(
+            "training.moe_a2a_overlap > 0 is modelled, but Megatron-Core's "
+            "overlap_moe_expert_parallel_comm " +
+            blocker + ": the all-to-all stays exposed, slower than modelled");
+      }
+    }
   }
   if (recompute_of(r) == Recompute::kSelective && (is_moe(m) || is_mla(m))) {
     std::string modules = "core_attn";
@@ -380,6 +412,12 @@ LaunchConfig megatron(const Problem& p, const ResultRow& r,
             std::to_string(r.dp) + " follows); data, tokenizer (vocab " +
             std::to_string(m.vocab_size) +
             "), normalization, position embedding and optimizer settings are yours to add");
+  // arguments.py @d98e8a64 asserts CUDA_DEVICE_MAX_CONNECTIONS=1 with TP or CP > 1 on GPUs
+  // before Blackwell (compute capability < 10), unless the expert all-to-all overlap runs.
+  if (r.tp > 1 || r.cp > 1)
+    b.comment(
+        "environment: CUDA_DEVICE_MAX_CONNECTIONS=1 (Megatron-LM requires it with TP or CP > 1 "
+        "before Blackwell; with --overlap-moe-expert-parallel-comm it only warns)");
   b.flag("--num-layers", m.layers);
   b.flag("--hidden-size", m.hidden_size);
   b.flag("--ffn-hidden-size", m.ffn_hidden_size);
@@ -401,7 +439,16 @@ LaunchConfig megatron(const Problem& p, const ResultRow& r,
     b.flag("--fp8-format", p.training.fp8_recipe == Fp8Recipe::kMxfp8 ? "e4m3" : "hybrid");
     b.flag("--fp8-recipe", kRecipe[static_cast<int>(p.training.fp8_recipe)]);
     if (p.training.fp8_param_gather) b.flag("--fp8-param-gather");
+    // FP8 core attention (training.fp8_attention): TransformerConfig.fp8_dot_product_attention,
+    // which arguments.py @d98e8a64 lists among the fields with no command-line flag.
+    if (fp8_attention_speedup(p.training, p.gpu) != 1.0)
+      b.approx(
+          "training.fp8_attention is modelled; Megatron-LM has no flag for "
+          "fp8_dot_product_attention (set it in the model config): bf16 attention is slower");
   }
+  // Transformer Engine's fused grouped MLP (training.moe_fused_grouped_mlp with MXFP8).
+  if (is_moe(m) && fused_grouped_mlp_active(p.training, p.gpu))
+    b.flag("--use-transformer-engine-op-fuser");
   b.flag("--tensor-model-parallel-size", r.tp);
   b.flag("--pipeline-model-parallel-size", r.pp);
   b.flag("--context-parallel-size", r.cp);
@@ -559,6 +606,28 @@ LaunchConfig nemo(const Problem& p, const ResultRow& r, const std::vector<std::p
   // Multi-token prediction (docs/moe.md "MTP"): Megatron-Bridge passes the model provider's
   // mtp_num_layers to Megatron-Core, which places it as megatron() does.
   if (m.mtp_layers > 0) b.flag("model.mtp_num_layers", std::to_string(m.mtp_layers));
+  // The 26.06 recipe features that were costed (src/cost/moe_recipe.cpp, docs/moe.md): the keys
+  // the recipes set (scripts/performance/utils/overrides.py), here on the model provider.
+  if (is_moe(m) && p.training.moe_a2a_overlap > 0) {
+    const std::string blocker = a2a_overlap_blocker(m, p.training, r);
+    if (blocker.empty()) {
+      b.flag("model.overlap_moe_expert_parallel_comm", "true");
+      b.flag("model.delay_wgrad_compute", "true");
+      b.comment(
+          "model.overlap_moe_expert_parallel_comm: training.moe_a2a_overlap > 0 is modelled; a "
+          "recipe with a comm_overlap config sets it from "
+          "comm_overlap.overlap_moe_expert_parallel_comm, so make that true as well");
+    } else {
+      b.approx(
+          "training.moe_a2a_overlap > 0 is modelled, but Megatron-Core's "
+          "overlap_moe_expert_parallel_comm " +
+          blocker + ": the all-to-all stays exposed, slower than modelled");
+    }
+  }
+  if (fp8_attention_speedup(p.training, p.gpu) != 1.0)
+    b.flag("model.fp8_dot_product_attention", "true");
+  if (is_moe(m) && fused_grouped_mlp_active(p.training, p.gpu))
+    b.flag("model.use_transformer_engine_op_fuser", "true");
   b.flag("model.sequence_parallel", tf(r.sequence_parallel && r.tp > 1));
   switch (recompute_of(r)) {
     case Recompute::kNone:

@@ -390,6 +390,100 @@ TEST(Emit, OptimizerStateDtypeIsLaunched) {
     EXPECT_TRUE(emit_launch_config(f, p, r, {{0, 81}}).approximated) << to_string(f);
 }
 
+// The MoE recipe features that were costed are launched (src/cost/moe_recipe.cpp): the expert
+// all-to-all overlap where Megatron-Core accepts it (TransformerConfig.__post_init__: EP > 1, a
+// virtual pipeline size with PP > 1, no full recompute, alltoall/flex dispatcher), and said to be
+// approximated where it does not.
+TEST(Emit, MoeA2aOverlapIsLaunchedWhereMegatronCoreRunsIt) {
+  LoadRequest req;
+  req.model = "deepseek-v3";
+  req.sets = {"search.gpus=256", "training.moe_a2a_overlap=0.5"};
+  const Problem p = load_problem(req);
+  const int L = p.model.layers;
+  auto ok = row(1, 1, 1, 256, 1, 1, Schedule::k1F1B, Recompute::kNone, 0, 1);
+  ok.ep = 32;
+  ok.etp = 1;
+  for (LaunchFormat f : {LaunchFormat::kMegatron, LaunchFormat::kNemo}) {
+    const LaunchConfig lc = emit_launch_config(f, p, ok, {{0, L + 1}});
+    ASSERT_TRUE(lc.runnable) << lc.text;
+    for (const std::string& n : lc.names) EXPECT_TRUE(pinned_for(f).count(n)) << n;
+    EXPECT_TRUE(has(lc, f == LaunchFormat::kMegatron
+                            ? "--overlap-moe-expert-parallel-comm"
+                            : "model.overlap_moe_expert_parallel_comm=true"))
+        << lc.text;
+    EXPECT_TRUE(has(lc, f == LaunchFormat::kMegatron ? "--delay-wgrad-compute"
+                                                     : "model.delay_wgrad_compute=true"))
+        << lc.text;
+  }
+  auto blocked = [&](ResultRow r, const std::vector<std::pair<int, int>>& st) {
+    for (LaunchFormat f : {LaunchFormat::kMegatron, LaunchFormat::kNemo}) {
+      const LaunchConfig lc = emit_launch_config(f, p, r, st);
+      EXPECT_FALSE(has(lc, "overlap-moe-expert-parallel-comm")) << lc.text;
+      EXPECT_FALSE(has(lc, "overlap_moe_expert_parallel_comm=true")) << lc.text;
+      EXPECT_TRUE(has(lc, "approximated: training.moe_a2a_overlap")) << lc.text;
+    }
+  };
+  auto no_ep = ok;
+  no_ep.ep = 1;
+  blocked(no_ep, {{0, L + 1}});
+  auto full = ok;
+  full.recompute = static_cast<std::uint8_t>(Recompute::kFull);
+  blocked(full, {{0, L + 1}});
+  auto pp_no_v = row(1, 4, 1, 64, 1, 1, Schedule::k1F1B, Recompute::kNone, 0, 1);
+  pp_no_v.ep = 32;
+  pp_no_v.etp = 1;
+  blocked(pp_no_v, {{0, 16}, {17, 32}, {33, 48}, {49, L + 1}});
+  // Without the overlap costed, nothing is printed for it.
+  Problem none = p;
+  none.training.moe_a2a_overlap = 0;
+  EXPECT_FALSE(has(emit_launch_config(LaunchFormat::kMegatron, none, ok, {{0, L + 1}}),
+                   "overlap-moe-expert-parallel-comm"));
+}
+
+// FP8 attention and TE's fused grouped MLP (MXFP8 on Blackwell) as the recipes set them: NeMo
+// keys; Megatron-LM has the op-fuser flag but no flag for FP8 attention (approximated).
+TEST(Emit, Fp8AttentionAndFusedGroupedMlpAreLaunched) {
+  LoadRequest req;
+  req.model = "deepseek-v3";
+  req.cluster = "gb200-nvl72";
+  req.sets = {"search.gpus=256", "training.precision=fp8", "training.fp8_recipe=mxfp8",
+              "training.fp8_attention=true", "training.moe_fused_grouped_mlp=true"};
+  const Problem p = load_problem(req);
+  auto r = row(1, 1, 1, 256, 1, 1, Schedule::k1F1B, Recompute::kNone, 0, 1);
+  r.ep = 32;
+  r.etp = 1;
+  const int L = p.model.layers;
+  const LaunchConfig nemo = emit_launch_config(LaunchFormat::kNemo, p, r, {{0, L + 1}});
+  EXPECT_TRUE(has(nemo, "model.fp8_dot_product_attention=true")) << nemo.text;
+  EXPECT_TRUE(has(nemo, "model.use_transformer_engine_op_fuser=true")) << nemo.text;
+  const LaunchConfig meg = emit_launch_config(LaunchFormat::kMegatron, p, r, {{0, L + 1}});
+  EXPECT_TRUE(has(meg, "--use-transformer-engine-op-fuser")) << meg.text;
+  EXPECT_TRUE(has(meg, "approximated: training.fp8_attention")) << meg.text;
+  for (LaunchFormat f : {LaunchFormat::kMegatron, LaunchFormat::kNemo})
+    for (const std::string& n : emit_launch_config(f, p, r, {{0, L + 1}}).names)
+      EXPECT_TRUE(pinned_for(f).count(n)) << n;
+  // Per-tensor FP8: the fused grouped MLP is not active, so no flag.
+  Problem cs = p;
+  cs.training.fp8_recipe = Fp8Recipe::kCurrent;
+  EXPECT_FALSE(has(emit_launch_config(LaunchFormat::kMegatron, cs, r, {{0, L + 1}}),
+                   "--use-transformer-engine-op-fuser"));
+}
+
+// Megatron-LM asserts CUDA_DEVICE_MAX_CONNECTIONS=1 with TP or CP > 1 before Blackwell: the
+// launch says so in a comment (an environment variable, not a flag).
+TEST(Emit, MegatronNamesTheConnectionsVariable) {
+  const Problem p = llama70b();
+  const auto tp = row(2, 1, 1, 64, 1, 1, Schedule::k1F1B, Recompute::kNone, 1, 1);
+  const auto cp = row(1, 1, 2, 64, 1, 1, Schedule::k1F1B, Recompute::kNone, 0, 1);
+  const auto dp = row(1, 1, 1, 128, 1, 1, Schedule::k1F1B, Recompute::kNone, 0, 1);
+  EXPECT_TRUE(has(emit_launch_config(LaunchFormat::kMegatron, p, tp, {{0, 81}}),
+                  "# environment: CUDA_DEVICE_MAX_CONNECTIONS=1"));
+  EXPECT_TRUE(has(emit_launch_config(LaunchFormat::kMegatron, p, cp, {{0, 81}}),
+                  "# environment: CUDA_DEVICE_MAX_CONNECTIONS=1"));
+  EXPECT_FALSE(has(emit_launch_config(LaunchFormat::kMegatron, p, dp, {{0, 81}}),
+                   "CUDA_DEVICE_MAX_CONNECTIONS"));
+}
+
 // Multi-token prediction: the flag that builds the modules ppsearch costed on the last stage, and
 // in a layout the 'm' before the loss (Megatron-LM pipeline_parallel_layer_layout.py).
 TEST(Emit, MtpModulesAreLaunched) {
