@@ -301,15 +301,15 @@ int run(int argc, char** argv) {
   if (!parse_args(argc, argv, &args, &code)) return code;
 
   const std::vector<RunRecord> runs = parse_runs_csv(read_file(args.runs_path), args.runs_path);
-  for (const std::string& p : args.fit_patterns) {
-    const bool any = std::any_of(runs.begin(), runs.end(),
-                                 [&](const RunRecord& r) { return id_matches(p, r.id); });
-    if (!any) usage_error("--fit-ids: " + p + ": matches no id of " + args.runs_path);
-  }
-  for (const std::string& p : args.explain_patterns) {
-    const bool any = std::any_of(runs.begin(), runs.end(),
-                                 [&](const RunRecord& r) { return id_matches(p, r.id); });
-    if (!any) usage_error("--explain: " + p + ": matches no id of " + args.runs_path);
+  // Every item of --fit-ids and --explain must match an id.
+  for (const auto& [option, patterns] :
+       {std::pair{"--fit-ids", &args.fit_patterns}, {"--explain", &args.explain_patterns}}) {
+    for (const std::string& p : *patterns) {
+      const bool any = std::any_of(runs.begin(), runs.end(),
+                                   [&](const RunRecord& r) { return id_matches(p, r.id); });
+      if (!any)
+        usage_error(std::string(option) + ": " + p + ": matches no id of " + args.runs_path);
+    }
   }
   if (!args.output.empty()) {
     // Only a missing name or a regular file (with --overwrite) is written; devices, FIFOs,
@@ -329,13 +329,17 @@ int run(int argc, char** argv) {
   results.reserve(runs.size());
   PresetCache presets;
   std::string explained;  // --explain: the breakdowns, printed after the report
+  auto listed = [](const std::vector<std::string>& patterns, const std::string& id) {
+    return std::any_of(patterns.begin(), patterns.end(),
+                       [&](const std::string& p) { return id_matches(p, id); });
+  };
   for (const RunRecord& run : runs) {
-    const bool explain = std::any_of(args.explain_patterns.begin(), args.explain_patterns.end(),
-                                     [&](const std::string& p) { return id_matches(p, run.id); });
+    // The Problem is kept only for a row whose breakdown is printed.
+    const bool explain = !args.quiet && listed(args.explain_patterns, run.id);
     Problem used;
-    RunResult r = model_row(run, args.sets, args.megatron_layout, &presets, &used);
-    r.fit = std::any_of(args.fit_patterns.begin(), args.fit_patterns.end(),
-                        [&](const std::string& p) { return id_matches(p, run.id); });
+    RunResult r =
+        model_row(run, args.sets, args.megatron_layout, &presets, explain ? &used : nullptr);
+    r.fit = listed(args.fit_patterns, run.id);
     if (explain) explained += explain_row(run, r, used);
     results.push_back(std::move(r));
   }

@@ -236,6 +236,16 @@ std::string tp_overlap_what(const Problem& p) {
                    " of TP communication hidden";
 }
 
+// Whether the row's modelled TP overlap is launched: every framework's needs sequence
+// parallelism (`how` names it), so a modelled overlap without SP is said to be approximated.
+bool launch_tp_overlap(Builder& b, const Problem& p, const ResultRow& r, const char* how) {
+  if (!tp_overlap_modelled(p, r)) return false;
+  if (r.sequence_parallel) return true;
+  b.approx(tp_overlap_what(p) + " is modelled, but " + how +
+           " needs sequence parallelism; without it the TP communication is not hidden");
+  return false;
+}
+
 // Schedules the Megatron-LM engine (Megatron-LM and Megatron-Bridge) runs: with pp > 1, 1F1B
 // (vpp 1) and interleaved 1F1B (vpp > 1) only (megatron/core/pipeline_parallel/schedules.py).
 bool megatron_schedule_ok(const ResultRow& r, std::string* why) {
@@ -317,6 +327,19 @@ std::string a2a_overlap_blocker(const ModelSpec& m, const TrainingSpec& t, const
   return "";
 }
 
+// Whether the costed expert all-to-all overlap is launched for this MoE row; when it is costed
+// but Megatron-Core cannot run it, says so as an approximation.
+bool launch_a2a_overlap(Builder& b, const ModelSpec& m, const TrainingSpec& t, const ResultRow& r) {
+  if (!is_moe(m) || t.moe_a2a_overlap <= 0) return false;
+  const std::string blocker = a2a_overlap_blocker(m, t, r);
+  if (blocker.empty()) return true;
+  b.approx(
+      "training.moe_a2a_overlap > 0 is modelled, but Megatron-Core's "
+      "overlap_moe_expert_parallel_comm " +
+      blocker + ": the all-to-all stays exposed, slower than modelled");
+  return false;
+}
+
 // Mixture of experts and MLA (docs/moe.md): Megatron-LM's MoE and MLA arguments, and the
 // recompute modules ppsearch's selective recomputation means for such a model.
 void megatron_moe_flags(Builder& b, const ModelSpec& m, const TrainingSpec& t, const ResultRow& r) {
@@ -360,20 +383,12 @@ void megatron_moe_flags(Builder& b, const ModelSpec& m, const TrainingSpec& t, c
     b.flag("--expert-model-parallel-size", std::max(1, r.ep));
     b.flag("--expert-tensor-parallel-size", std::max(1, r.etp));
     // The 26.06 recipe features that were costed (src/cost/moe_recipe.cpp, docs/moe.md).
-    if (t.moe_a2a_overlap > 0) {
-      const std::string blocker = a2a_overlap_blocker(m, t, r);
-      if (blocker.empty()) {
-        b.flag("--overlap-moe-expert-parallel-comm");
-        b.flag("--delay-wgrad-compute");
-        b.comment("--overlap-moe-expert-parallel-comm: training.moe_a2a_overlap = " +
-                  std::to_string(t.moe_a2a_overlap) +
-                  " of the expert all-to-all is modelled as hidden (combined 1F1B)");
-      } else {
-        b.approx(
-            "training.moe_a2a_overlap > 0 is modelled, but Megatron-Core's "
-            "overlap_moe_expert_parallel_comm " +
-            blocker + ": the all-to-all stays exposed, slower than modelled");
-      }
+    if (launch_a2a_overlap(b, m, t, r)) {
+      b.flag("--overlap-moe-expert-parallel-comm");
+      b.flag("--delay-wgrad-compute");
+      b.comment("--overlap-moe-expert-parallel-comm: training.moe_a2a_overlap = " +
+                std::to_string(t.moe_a2a_overlap) +
+                " of the expert all-to-all is modelled as hidden (combined 1F1B)");
     }
   }
   if (recompute_of(r) == Recompute::kSelective && (is_moe(m) || is_mla(m))) {
@@ -525,16 +540,10 @@ LaunchConfig megatron(const Problem& p, const ResultRow& r,
           "all-gather is left exposed: slower than modelled");
     }
   }
-  if (tp_overlap_modelled(p, r)) {
-    if (r.sequence_parallel) {
-      b.flag("--tp-comm-overlap");
-      b.comment("--tp-comm-overlap: " + tp_overlap_what(p) +
-                " is modelled; needs Transformer Engine");
-    } else {
-      b.approx(tp_overlap_what(p) +
-               " is modelled, but Megatron's --tp-comm-overlap needs --sequence-parallel; "
-               "without it the TP communication is not hidden");
-    }
+  if (launch_tp_overlap(b, p, r, "Megatron's --tp-comm-overlap")) {
+    b.flag("--tp-comm-overlap");
+    b.comment("--tp-comm-overlap: " + tp_overlap_what(p) +
+              " is modelled; needs Transformer Engine");
   }
   // Interleaved p2p: overlap_p2p_comm is on unless --no-overlap-p2p-communication.
   if (interleaved(r) && !p.training.p2p_overlap) b.flag("--no-overlap-p2p-communication");
@@ -608,21 +617,13 @@ LaunchConfig nemo(const Problem& p, const ResultRow& r, const std::vector<std::p
   if (m.mtp_layers > 0) b.flag("model.mtp_num_layers", std::to_string(m.mtp_layers));
   // The 26.06 recipe features that were costed (src/cost/moe_recipe.cpp, docs/moe.md): the keys
   // the recipes set (scripts/performance/utils/overrides.py), here on the model provider.
-  if (is_moe(m) && p.training.moe_a2a_overlap > 0) {
-    const std::string blocker = a2a_overlap_blocker(m, p.training, r);
-    if (blocker.empty()) {
-      b.flag("model.overlap_moe_expert_parallel_comm", "true");
-      b.flag("model.delay_wgrad_compute", "true");
-      b.comment(
-          "model.overlap_moe_expert_parallel_comm: training.moe_a2a_overlap > 0 is modelled; a "
-          "recipe with a comm_overlap config sets it from "
-          "comm_overlap.overlap_moe_expert_parallel_comm, so make that true as well");
-    } else {
-      b.approx(
-          "training.moe_a2a_overlap > 0 is modelled, but Megatron-Core's "
-          "overlap_moe_expert_parallel_comm " +
-          blocker + ": the all-to-all stays exposed, slower than modelled");
-    }
+  if (launch_a2a_overlap(b, m, p.training, r)) {
+    b.flag("model.overlap_moe_expert_parallel_comm", "true");
+    b.flag("model.delay_wgrad_compute", "true");
+    b.comment(
+        "model.overlap_moe_expert_parallel_comm: training.moe_a2a_overlap > 0 is modelled; a "
+        "recipe with a comm_overlap config sets it from "
+        "comm_overlap.overlap_moe_expert_parallel_comm, so make that true as well");
   }
   if (fp8_attention_speedup(p.training, p.gpu) != 1.0)
     b.flag("model.fp8_dot_product_attention", "true");
@@ -662,11 +663,7 @@ LaunchConfig nemo(const Problem& p, const ResultRow& r, const std::vector<std::p
   // the recipe's own values differ from model to model. The provider's defaults
   // (ModelParallelConfig @d98e8a64): tp_comm_overlap False, overlap_p2p_comm False with
   // batch_p2p_comm True.
-  const bool tp_overlap = tp_overlap_modelled(p, r) && r.sequence_parallel;
-  if (tp_overlap_modelled(p, r) && !r.sequence_parallel)
-    b.approx(tp_overlap_what(p) +
-             " is modelled, but Transformer Engine's TP overlap needs sequence parallelism; "
-             "without it the TP communication is not hidden");
+  const bool tp_overlap = launch_tp_overlap(b, p, r, "Transformer Engine's TP overlap");
   b.flag("model.tp_comm_overlap", tf(tp_overlap));
   if (tp_overlap)
     b.comment(
@@ -846,11 +843,8 @@ LaunchConfig torchtitan(const Problem& p, const ResultRow& r,
   // and async TP (the TP collectives pipelined with their matmuls) needs compile
   // (CompileConfig.__post_init__ @b5bcd76c: "Async TP requires 'model' in --compile.components",
   // which the default components include).
-  const bool async_tp = tp_overlap_modelled(p, r) && r.sequence_parallel;
-  if (tp_overlap_modelled(p, r) && !r.sequence_parallel)
-    b.approx(tp_overlap_what(p) +
-             " is modelled, but torchtitan's async TP pipelines only the sequence-parallel "
-             "all-gathers and reduce-scatters; without SP the TP communication is not hidden");
+  // torchtitan's async TP pipelines the sequence-parallel all-gathers and reduce-scatters.
+  const bool async_tp = launch_tp_overlap(b, p, r, "torchtitan's async TP");
   const bool compile = p.training.fused_elementwise || async_tp;
   b.word(compile ? "--compile.enable" : "--compile.no-enable");
   if (async_tp) {
