@@ -11,6 +11,7 @@
 #include "ppsearch/cost/comm.hpp"
 #include "ppsearch/cost/items.hpp"
 #include "ppsearch/search/evaluate.hpp"
+#include "ppsearch/spec/keys.hpp"
 #include "ppsearch/spec/stacks.hpp"
 
 namespace ppsearch {
@@ -79,6 +80,18 @@ TEST(Stacks, ProfileSetsOnlyTheKeysNotGiven) {
   EXPECT_FALSE(q.training.overlap_grad_reduce);
   EXPECT_FALSE(q.training.overlap_param_gather);
   EXPECT_TRUE(q.training.grad_reduce_in_fp32);
+
+  // megatron-2022 (Korthikanti et al.'s code) is megatron-2021 with the element-wise kernels at
+  // the fused bandwidth; every other profile key is the same.
+  Problem k = llama70b_h200();
+  k.training.stack = "megatron-2022";
+  ASSERT_TRUE(apply_stack(&k, {}));
+  EXPECT_TRUE(k.training.fused_elementwise);
+  EXPECT_FALSE(q.training.fused_elementwise);
+  Problem k_as_q = k;
+  k_as_q.training.fused_elementwise = q.training.fused_elementwise;
+  k_as_q.training.stack = q.training.stack;
+  EXPECT_EQ(to_ini(k_as_q), to_ini(q));
 
   Problem r = llama70b_h200();
   r.training.stack = "nosuch";

@@ -44,8 +44,8 @@ inline constexpr const char* kDefaultStack = "nemo-25.x";
 // The stack-controlled keys, in the order StackProfile lists them.
 const std::vector<std::string>& stack_keys();
 
-// Canonical profile names (megatron-2021, nemo-24.x, nemo-25.x, torchtitan-2024, tuned,
-// megatron-core, nemo-24.09-dfa, llmfoundry-2023, torchtitan-asynctp, torchtitan-compile,
+// Canonical profile names (megatron-2021, megatron-2022, nemo-24.x, nemo-25.x, torchtitan-2024,
+// tuned, megatron-core, nemo-24.09-dfa, llmfoundry-2023, torchtitan-asynctp, torchtitan-compile,
 // torchtitan-asynctp-compile, llmfoundry-2024, torchtitan-2025, torchtitan-2025-compile).
 const std::vector<std::string>& stack_names();
 
