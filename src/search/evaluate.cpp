@@ -50,6 +50,13 @@ struct Evaluator::Impl {
   PartialRecompute partial;           // partial recomputation of the current candidate
   std::vector<int> stage_recomputed;  // per stage: layers recomputed (partial recomputation)
   std::vector<double> chunk_need, dev_need;
+  // Interleaved memory repair (docs/algorithms.md §1.3 "Memory repair"): the chain walked and
+  // the one found, the first chain's simulated peaks, and per device or stage the bounds, the
+  // margins, the stage times, the device loads and a move's changes to them.
+  std::vector<int> repair_bounds, repair_found;
+  std::vector<double> repair_mem0, repair_low, repair_margin, repair_stage_t, repair_load;
+  std::vector<double> repair_try, repair_dload, repair_dt, repair_mem, repair_next_mem;
+  std::vector<double> repair_pre, repair_suf;
   // Memo of the time-optimal partition without a memory limit, keyed by what it
   // depends on (stage count, item times, per-stage p2p): consecutive candidates that
   // differ only in ZeRO stage, DP or memory share it.
@@ -145,6 +152,11 @@ Evaluator::Evaluator(Evaluator&&) noexcept = default;
 const EvalBreakdown& Evaluator::breakdown() const { return impl_->bd; }
 
 namespace {
+
+// Interleaved memory repair (docs/algorithms.md §1.3 "Memory repair"): the moves simulated per
+// step, and the most steps (items moved).
+constexpr int kRepairWidth = 2;
+constexpr int kRepairSteps = 8;
 
 void set_infeasible(Evaluation* e, Infeasible why) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -871,24 +883,29 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     // that bound alone cannot fit; it is not simulated. Live at the first backward: one
     // micro-batch on each of its chunks (a micro-batch's forward passes every chunk before its
     // backward starts); for interleaved 1F1B all the warm-up forwards, in_flight() per chunk.
-    auto memory_over = [&](const std::vector<int>& b) {
-      std::vector<double>& low = I.chunk_need;
-      low.assign(P, 0.0);
+    // device_bound() writes that bound per device into `bound`.
+    auto device_bound = [&](const std::vector<int>& b, std::vector<double>& bound) {
+      bound.assign(P, 0.0);
       std::vector<double>& tr = I.dev_need;
       tr.assign(P, 0.0);
       for (int st = 0; st < S; ++st) {
         const int d = I.stage_device[st];
         const double live = c.schedule == Schedule::kInterleaved1F1B ? pp.in_flight[st] : 1.0;
-        double lo = low[d], t = tr[d];  // in locals: the same operations, kept in registers
+        double lo = bound[d], t = tr[d];  // in locals: the same operations, kept in registers
         for (int i = b[st]; i < b[st + 1]; ++i) {
           lo += pp.static_bytes[i] + live * pp.act_bytes[i];
           t = std::max(t, pp.transient_bytes[i]);
         }
-        low[d] = lo;
+        bound[d] = lo;
         tr[d] = t;
       }
+      for (int d = 0; d < P; ++d) bound[d] = bound[d] + tr[d] + cc.extra_bytes;
+    };
+    auto memory_over = [&](const std::vector<int>& b) {
+      std::vector<double>& low = I.chunk_need;
+      device_bound(b, low);
       bool over = false;
-      for (int d = 0; d < P && !over; ++d) over = low[d] + tr[d] + cc.extra_bytes > cap;
+      for (int d = 0; d < P && !over; ++d) over = low[d] > cap;
       return over;
     };
     // A lower bound on memory_over()'s largest device figure for every chain whose stages are
@@ -992,6 +1009,8 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         }
         first_peak_all = peak;
         first_rank_all = peak_rank;
+        // The first chain's simulated peaks, for the repair below.
+        if (I.opt.memory_repair && peak > cap) I.repair_mem0 = I.dev_mem;
       }
       if (placed && peak <= cap && I.sim.time_s < best_time * (1.0 - kPartitionTieTolerance)) {
         best_time = I.sim.time_s;
@@ -1000,6 +1019,213 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         best_peak = peak;
         best_rank = peak_rank;
         I.swap_placed();  // keep what place() left for this chain
+      }
+    }
+    // Memory repair (docs/algorithms.md §1.3 "Memory repair"). When no candidate chain fits,
+    // the fallbacks below hold each chunk to a budget, so a device a little over the capacity
+    // loses a layer from every one of its chunks and the layers pile up elsewhere (or nothing
+    // fits). The repair walks from the first chain (the latest-cut chain within the tolerance
+    // of the optimal chunk bottleneck) instead, one item per step, off the device with the
+    // highest simulated peak: from one of its chunks along the chain to another chunk, every
+    // chunk in between passing one item on (to another device, or to a later chunk of the same
+    // device, which holds fewer micro-batches in flight). Of the moves that lower that
+    // device's memory bound, the kRepairWidth with the least excess over the capacity that the
+    // bounds plus each device's simulated margin predict (then the smallest largest device
+    // load, the steady state per micro-batch, Narayanan et al., SC'21 §2.2, then the smallest
+    // chunk bottleneck) are simulated. A step that gives a chain that fits ends the walk (the
+    // fastest such chain is kept); otherwise the walk goes on from the move that lowers the
+    // simulated excess most, and gives up when none lowers it, when at the step's rate the
+    // steps left could not bring it to zero, or after kRepairSteps steps. The repaired chain
+    // is kept unless a fallback gives a faster one, so the answer is never slower than without
+    // it.
+    bool repaired = false;
+    double repaired_time = 0;
+    // Walked only when no candidate chain fits (when a later one fits, it is kept: a walk there
+    // too would cost simulations on every such candidate, docs/algorithms.md §1.3), and not when
+    // kRepairSteps moves cannot bring the chain within the capacity: every
+    // device's simulated peak is at least its bound, so a chain that fits has the sum of the
+    // bounds within P × the capacity, and a move changes that sum only by the moved item's
+    // activations times the difference of two in-flight counts (its static bytes stay on some
+    // device) and the devices' largest transients by at most P × the largest.
+    bool walk = !hopeless && I.opt.memory_repair && best < 0;
+    if (walk) {
+      double live_min = std::numeric_limits<double>::infinity(), live_max = 1.0;
+      for (int st = 0; st < S; ++st) {
+        const double live = c.schedule == Schedule::kInterleaved1F1B ? pp.in_flight[st] : 1.0;
+        live_min = std::min(live_min, live);
+        live_max = std::max(live_max, live);
+      }
+      double act_max = 0, tr_max = 0;
+      for (int i = 0; i < n_items; ++i) {
+        act_max = std::max(act_max, pp.act_bytes[i]);
+        tr_max = std::max(tr_max, pp.transient_bytes[i]);
+      }
+      std::vector<int>& rb = I.repair_bounds;
+      rb.assign(chains.begin(), chains.begin() + width);
+      device_bound(rb, I.repair_low);
+      double sum = 0;
+      for (int d = 0; d < P; ++d) sum += I.repair_low[d];
+      walk = sum - P * cap <= kRepairSteps * (live_max - live_min) * act_max + P * tr_max;
+    }
+    if (walk) {
+      std::vector<int>& rb = I.repair_bounds;           // the chain being walked
+      std::vector<double>& low = I.repair_low;          // its memory bounds, per device
+      std::vector<double>& margin = I.repair_margin;    // simulated peak − bound, per device
+      std::vector<double>& stage_t = I.repair_stage_t;  // T + c per stage
+      std::vector<double>& load = I.repair_load;        // per device
+      std::vector<double>& dB = I.repair_try;           // a move's changes to them
+      std::vector<double>& dL = I.repair_dload;
+      std::vector<double>& dT = I.repair_dt;
+      margin.resize(P);
+      // Passes one item from stage `from` to stage `to` along the chain, every stage in between
+      // giving one item on and taking one (unshift() undoes it).
+      auto shift = [](std::vector<int>& b, int from, int to) {
+        if (to > from) {
+          for (int k = from + 1; k <= to; ++k) --b[k];
+        } else {
+          for (int k = to + 1; k <= from; ++k) ++b[k];
+        }
+      };
+      auto unshift = [](std::vector<int>& b, int from, int to) {
+        if (to > from) {
+          for (int k = from + 1; k <= to; ++k) ++b[k];
+        } else {
+          for (int k = to + 1; k <= from; ++k) --b[k];
+        }
+      };
+      auto held = [&](int i, int stage) {  // item i's bytes on its device at `stage`
+        const double live = c.schedule == Schedule::kInterleaved1F1B ? pp.in_flight[stage] : 1.0;
+        return pp.static_bytes[i] + live * pp.act_bytes[i];
+      };
+      auto over_of = [&](int d, double shifted) {  // predicted excess of device d
+        return std::max(0.0, low[d] + shifted + margin[d] - cap);
+      };
+      struct Move {
+        int from = -1, to = -1;
+        double over = 0, load = 0, chunk = 0;
+      };
+      // Ties within the tolerance go to the earlier move (the margins come from simulations that
+      // the fast and the full paths give up to the last bits).
+      const double eo = kPartitionTieTolerance * cap, et = 1.0 - kPartitionTieTolerance;
+      auto better = [&](const Move& x, const Move& y) {
+        if (x.over < y.over - eo) return true;
+        if (y.over < x.over - eo) return false;
+        if (x.load < y.load * et) return true;
+        if (y.load < x.load * et) return false;
+        return x.chunk < y.chunk * et;
+      };
+      std::vector<double>& mem = I.repair_mem;  // the walked chain's simulated peaks
+      mem = I.repair_mem0;
+      auto excess_of = [&](const std::vector<double>& m) {
+        double x = 0;
+        for (int d = 0; d < P; ++d) x += std::max(0.0, m[d] - cap);
+        return x;
+      };
+      Move top[kRepairWidth];
+      double pk = 0;
+      int pr = 0;
+      for (int step = 0; step < kRepairSteps; ++step) {
+        const double excess = excess_of(mem);
+        int worst = 0;
+        for (int d = 0; d < P; ++d) {
+          margin[d] = std::max(0.0, mem[d] - low[d]);
+          if (mem[d] > mem[worst] + eo) worst = d;  // the first on a tie
+        }
+        double over0 = 0;
+        for (int d = 0; d < P; ++d) over0 += over_of(d, 0.0);
+        stage_t.resize(S);
+        load.assign(P, 0.0);
+        for (int k = 0; k < S; ++k) {
+          double t = pp.comm_s[k];
+          for (int it = rb[k]; it < rb[k + 1]; ++it) t += pp.time_s[it];
+          stage_t[k] = t;
+          load[I.stage_device[k]] += t;
+        }
+        // Prefix and suffix maxima of the stage times: the chunks a move leaves alone.
+        std::vector<double>& pre = I.repair_pre;
+        std::vector<double>& suf = I.repair_suf;
+        pre.assign(S + 1, 0.0);
+        suf.assign(S + 1, 0.0);
+        for (int k = 0; k < S; ++k) pre[k + 1] = std::max(pre[k], stage_t[k]);
+        for (int k = S - 1; k >= 0; --k) suf[k] = std::max(suf[k + 1], stage_t[k]);
+        // The kRepairWidth best moves by the prediction, scored incrementally: moving on from
+        // stage st to stage `to`, each boundary in between passes one item, so the bounds, the
+        // device loads and the stage times change by that item's terms (its transient, like
+        // every layer's, is taken as unchanged).
+        int n_top = 0;
+        for (int st = 0; st < S; ++st) {
+          if (I.stage_device[st] != worst || rb[st + 1] - rb[st] < 2) continue;
+          for (int dir = +1; dir >= -1; dir -= 2) {
+            dB.assign(P, 0.0);
+            dL.assign(P, 0.0);
+            dT.assign(S, 0.0);
+            double over = over0;
+            double passed = 0;  // the largest final time of the stages passed
+            for (int to = st + dir; to >= 0 && to < S; to += dir) {
+              const int src = to - dir;
+              const int moved = dir > 0 ? rb[to] - 1 : rb[src];
+              const int ds = I.stage_device[src], dt = I.stage_device[to];
+              auto bump = [&](int d, double by) {
+                over -= over_of(d, dB[d]);
+                dB[d] += by;
+                over += over_of(d, dB[d]);
+              };
+              bump(ds, -held(moved, src));
+              bump(dt, held(moved, to));
+              dL[ds] -= pp.time_s[moved];
+              dL[dt] += pp.time_s[moved];
+              dT[src] -= pp.time_s[moved];
+              dT[to] += pp.time_s[moved];
+              passed = std::max(passed, stage_t[src] + dT[src]);  // src is final now
+              if (!(dB[worst] < 0)) continue;  // the move must lower the worst device's bound
+              // Cannot enter the list on the excess: its load and chunks are not needed.
+              if (n_top == kRepairWidth && over > top[n_top - 1].over + eo) continue;
+              Move mv;
+              mv.from = st, mv.to = to, mv.over = over;
+              for (int d = 0; d < P; ++d) mv.load = std::max(mv.load, load[d] + dL[d]);
+              const int lo = std::min(st, to), hi = std::max(st, to);
+              mv.chunk = std::max({passed, stage_t[to] + dT[to], pre[lo], suf[hi + 1]});
+              int pos = n_top;
+              while (pos > 0 && better(mv, top[pos - 1])) --pos;
+              if (pos < kRepairWidth) {
+                for (int k = std::min(n_top, kRepairWidth - 1); k > pos && k > 0; --k)
+                  top[k] = top[k - 1];
+                top[pos] = mv;
+                n_top = std::min(n_top + 1, kRepairWidth);
+              }
+            }
+          }
+        }
+        // Each simulated: the fastest that fits ends the walk; otherwise it goes on from the
+        // one that lowers the simulated excess most.
+        int next = -1;
+        bool fitted = false;
+        double next_excess = excess - eo;  // lower than that: not last-bit noise
+        for (int k = 0; k < n_top; ++k) {
+          shift(rb, top[k].from, top[k].to);
+          if (place(rb, &pk, &pr)) {
+            if (pk <= cap) {
+              fitted = true;
+              if (!repaired || I.sim.time_s < repaired_time * (1.0 - kPartitionTieTolerance)) {
+                repaired = true;
+                repaired_time = I.sim.time_s;
+                I.repair_found = rb;
+              }
+            } else if (const double x = excess_of(I.dev_mem); x < next_excess) {
+              next_excess = x - eo;  // a later move must beat it by more than last-bit noise
+              next = k;
+              I.repair_next_mem = I.dev_mem;
+            }
+          }
+          unshift(rb, top[k].from, top[k].to);
+        }
+        if (fitted || next < 0) break;
+        shift(rb, top[next].from, top[next].to);
+        mem = I.repair_next_mem;
+        device_bound(rb, low);
+        // At this step's rate, the steps left cannot bring the excess to zero: give up.
+        const double left = excess_of(mem);
+        if (left > (excess - left) * (kRepairSteps - 1 - step)) break;
       }
     }
     if (best >= 0) {
@@ -1111,6 +1337,14 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
             need_rank = peak_rank;
           }
         }
+      }
+      // The repaired chain wins unless a fallback fits and is faster beyond the tolerance.
+      // The repaired chain, placed again, unless a fallback fits and is faster beyond the
+      // tolerance.
+      if (repaired && (!ok || !(I.sim.time_s < repaired_time * (1.0 - kPartitionTieTolerance)))) {
+        bounds = I.repair_found;
+        if (!place(bounds, &peak, &peak_rank)) throw std::logic_error("evaluate: repaired chain");
+        ok = true;
       }
       if (!ok) {
         set_infeasible(&e, Infeasible::kMemory);

@@ -22,6 +22,9 @@ struct EvalOptions {
   bool memo = true;  // answer a candidate from recent simulations and memory-free partitions
                      // of identical inputs (docs/performance.md; the same result bit for bit);
                      // off: every candidate is computed in full (benchmarks)
+  bool memory_repair = true;  // interleaved / V-shaped: when no candidate chunk chain fits, also
+                              // repair the first one item by item (docs/algorithms.md §1.3
+                              // "Memory repair"); off: only the per-chunk-budget fallbacks
 };
 
 // What lies behind one feasible evaluation, per pipeline rank (index = rank): the schedule
