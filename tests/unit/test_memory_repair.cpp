@@ -6,12 +6,12 @@
 
 #include <cmath>
 #include <cstdio>
-#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "../support/builders.hpp"
+#include "../support/compositions.hpp"
 #include "ppsearch/search/evaluate.hpp"
 
 namespace ppsearch {
@@ -39,24 +39,6 @@ std::string layout_of(const std::vector<int>& b, int layers) {
   return s;
 }
 
-// Every chain of n items into S non-empty stages, in lexicographic order of the cuts.
-void for_each_chain(int n, int S, const std::function<void(const std::vector<int>&)>& f) {
-  std::vector<int> b(S + 1);
-  b[0] = 0;
-  b[S] = n;
-  std::function<void(int)> rec = [&](int k) {
-    if (k == S) {
-      f(b);
-      return;
-    }
-    for (int c = b[k - 1] + 1; c <= n - (S - k); ++c) {
-      b[k] = c;
-      rec(k + 1);
-    }
-  };
-  rec(1);
-}
-
 struct Outcome {
   double brute = std::numeric_limits<double>::infinity();  // best feasible chain
   double repaired = std::numeric_limits<double>::infinity();
@@ -74,7 +56,7 @@ Outcome run(Problem p, const Candidate& c) {
   if (u.feasible) o.unrepaired = u.iteration_time_s;
   const int L = p.model.layers;
   const int S = c.pp * c.vpp;
-  for_each_chain(L + 2, S, [&](const std::vector<int>& b) {
+  test::for_each_partition(L + 2, S, [&](const std::vector<int>& b) {
     p.search.pp_layout = layout_of(b, L);
     const Evaluation e = evaluate(p, c);
     if (e.feasible && e.iteration_time_s < o.brute) {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/compositions.hpp"
 #include "../support/numeric.hpp"
 #include "ppsearch/partition/partition.hpp"
 #include "ppsearch/partition/relaxed_memo.hpp"
@@ -78,26 +79,7 @@ std::vector<int> v_devices(int devices) {  // ZB-V: stage s < P on s, else on 2P
   return d;
 }
 
-// Visits every composition of n items into `stages` non-empty stages.
-void for_each_partition(int n, int stages, const std::function<void(const std::vector<int>&)>& f) {
-  std::vector<int> b(stages + 1, 0);
-  b[stages] = n;
-  std::function<void(int)> rec = [&](int s) {
-    if (s == stages) {
-      f(b);
-      return;
-    }
-    for (int cut = b[s - 1] + 1; cut <= n - (stages - s); ++cut) {
-      b[s] = cut;
-      rec(s + 1);
-    }
-  };
-  if (stages == 1) {
-    f(b);
-  } else {
-    rec(1);
-  }
-}
+using test::for_each_partition;
 
 // ----- v = 1 -----------------------------------------------------------------------------------
 
