@@ -15,6 +15,8 @@
 //   path = fast-same: EvalOptions{}, the selective candidate every time (the cost of
 //                     re-evaluating an unchanged candidate, e.g. a memo hit).
 //
+// EvaluateRepair405B/<on|off>: the interleaved Evaluate405B candidate on a GPU 1 % short of its
+//   memory, with and without the interleaved memory repair (EvalOptions::memory_repair).
 // Enumerate/<problem>: enumerate_candidates() alone on the default (all-auto) search.
 // Sweep/<problem>/<path>: enumerate_candidates() and then one evaluate() per candidate with a
 //   fresh Evaluator per sweep (cold caches, as in a real run). Counters: cand/s (per CPU
@@ -221,6 +223,40 @@ void BM_Evaluate405B(benchmark::State& state, Schedule schedule, bool reference,
   state.counters["bubble"] = e.bubble_fraction;
 }
 
+// ---- EvaluateRepair405B ----------------------------------------------------------------------
+
+// The interleaved memory repair (docs/algorithms.md §1.3 "Memory repair") on its own: the
+// interleaved Evaluate405B candidate (selective recompute, VPP 2) on an H200 whose capacity is
+// 1 % below what that candidate needs with room to spare, so that no candidate chunk chain fits
+// and the evaluator walks (`repair` = on) or goes straight to the budgeted fallbacks (off). Memos
+// off, so every iteration evaluates in full. Counters: feasible and the step time.
+void BM_EvaluateRepair405B(benchmark::State& state, bool repair) {
+  static const Problem tight = [] {
+    Problem p = llama405b_h200x1024();
+    const Candidate c = test::make_candidate(p, 8, 16, 8, 1, Schedule::kInterleaved1F1B,
+                                             Recompute::kSelective, 1, 1, 2);
+    const Evaluation roomy = evaluate(p, c);
+    p.gpu.memory_bytes =
+        roomy.needed_bytes * 0.99 / p.gpu.memory_usable_factor + p.gpu.memory_headroom_bytes;
+    return p;
+  }();
+  const Candidate c = test::make_candidate(tight, 8, 16, 8, 1, Schedule::kInterleaved1F1B,
+                                           Recompute::kSelective, 1, 1, 2);
+  EvalOptions options = eval_options(false);
+  options.memo = false;
+  options.memory_repair = repair;
+  Evaluator ev(tight, options);
+  Evaluation e;
+  ev.evaluate(c, &e);  // warm the workspaces and the compiled-schedule cache
+  for (auto _ : state) {
+    ev.evaluate(c, &e);
+    double t = e.iteration_time_s;
+    benchmark::DoNotOptimize(t);
+  }
+  state.counters["feasible"] = e.feasible ? 1 : 0;
+  state.counters["step_s"] = e.feasible ? e.iteration_time_s : 0.0;
+}
+
 // ---- Enumerate / Sweep ----------------------------------------------------------------------
 
 struct NamedProblem {
@@ -287,6 +323,11 @@ void BM_Sweep(benchmark::State& state, Problem (*make)(), bool reference) {
       benchmark::RegisterBenchmark(name.c_str(), BM_Evaluate405B, s, va.reference, va.rotate)
           ->Unit(benchmark::kMicrosecond);
     }
+  }
+  for (bool repair : {true, false}) {
+    benchmark::RegisterBenchmark(repair ? "EvaluateRepair405B/on" : "EvaluateRepair405B/off",
+                                 BM_EvaluateRepair405B, repair)
+        ->Unit(benchmark::kMicrosecond);
   }
   for (const NamedProblem& np : kSweepProblems) {
     benchmark::RegisterBenchmark((std::string("Enumerate/") + np.name).c_str(), BM_Enumerate,
