@@ -883,6 +883,10 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     // that bound alone cannot fit; it is not simulated. Live at the first backward: one
     // micro-batch on each of its chunks (a micro-batch's forward passes every chunk before its
     // backward starts); for interleaved 1F1B all the warm-up forwards, in_flight() per chunk.
+    // Micro-batches whose activations stage st holds at its first backward.
+    auto live_of = [&](int st) {
+      return c.schedule == Schedule::kInterleaved1F1B ? pp.in_flight[st] : 1.0;
+    };
     // device_bound() writes that bound per device into `bound`.
     auto device_bound = [&](const std::vector<int>& b, std::vector<double>& bound) {
       bound.assign(P, 0.0);
@@ -890,7 +894,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       tr.assign(P, 0.0);
       for (int st = 0; st < S; ++st) {
         const int d = I.stage_device[st];
-        const double live = c.schedule == Schedule::kInterleaved1F1B ? pp.in_flight[st] : 1.0;
+        const double live = live_of(st);
         double lo = bound[d], t = tr[d];  // in locals: the same operations, kept in registers
         for (int i = b[st]; i < b[st + 1]; ++i) {
           lo += pp.static_bytes[i] + live * pp.act_bytes[i];
@@ -927,9 +931,6 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         act_min = std::min(act_min, pp.act_bytes[i]);
         tr_min = std::min(tr_min, pp.transient_bytes[i]);
       }
-      auto live_of = [&](int st) {
-        return c.schedule == Schedule::kInterleaved1F1B ? pp.in_flight[st] : 1.0;
-      };
       for (int st = 0; st < S; ++st) live_min = std::min(live_min, live_of(st));
       double excess = 0;
       for (int st = 0; st < S; ++st) excess += live_of(st) - live_min;
@@ -1051,9 +1052,8 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     if (walk) {
       double live_min = std::numeric_limits<double>::infinity(), live_max = 1.0;
       for (int st = 0; st < S; ++st) {
-        const double live = c.schedule == Schedule::kInterleaved1F1B ? pp.in_flight[st] : 1.0;
-        live_min = std::min(live_min, live);
-        live_max = std::max(live_max, live);
+        live_min = std::min(live_min, live_of(st));
+        live_max = std::max(live_max, live_of(st));
       }
       double act_max = 0, tr_max = 0;
       for (int i = 0; i < n_items; ++i) {
@@ -1078,7 +1078,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       std::vector<double>& dT = I.repair_dt;
       margin.resize(P);
       // Passes one item from stage `from` to stage `to` along the chain, every stage in between
-      // giving one item on and taking one (unshift() undoes it).
+      // giving one item on and taking one; shift(b, to, from) undoes shift(b, from, to).
       auto shift = [](std::vector<int>& b, int from, int to) {
         if (to > from) {
           for (int k = from + 1; k <= to; ++k) --b[k];
@@ -1086,16 +1086,8 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
           for (int k = to + 1; k <= from; ++k) ++b[k];
         }
       };
-      auto unshift = [](std::vector<int>& b, int from, int to) {
-        if (to > from) {
-          for (int k = from + 1; k <= to; ++k) ++b[k];
-        } else {
-          for (int k = to + 1; k <= from; ++k) --b[k];
-        }
-      };
       auto held = [&](int i, int stage) {  // item i's bytes on its device at `stage`
-        const double live = c.schedule == Schedule::kInterleaved1F1B ? pp.in_flight[stage] : 1.0;
-        return pp.static_bytes[i] + live * pp.act_bytes[i];
+        return pp.static_bytes[i] + live_of(stage) * pp.act_bytes[i];
       };
       auto over_of = [&](int d, double shifted) {  // predicted excess of device d
         return std::max(0.0, low[d] + shifted + margin[d] - cap);
@@ -1188,6 +1180,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
               int pos = n_top;
               while (pos > 0 && better(mv, top[pos - 1])) --pos;
               if (pos < kRepairWidth) {
+                // (k > 0 is implied by k > pos; spelled out for g++'s -Warray-bounds at width 1)
                 for (int k = std::min(n_top, kRepairWidth - 1); k > pos && k > 0; --k)
                   top[k] = top[k - 1];
                 top[pos] = mv;
@@ -1217,7 +1210,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
               I.repair_next_mem = I.dev_mem;
             }
           }
-          unshift(rb, top[k].from, top[k].to);
+          shift(rb, top[k].to, top[k].from);
         }
         if (fitted || next < 0) break;
         shift(rb, top[next].from, top[next].to);
@@ -1338,7 +1331,6 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
           }
         }
       }
-      // The repaired chain wins unless a fallback fits and is faster beyond the tolerance.
       // The repaired chain, placed again, unless a fallback fits and is faster beyond the
       // tolerance.
       if (repaired && (!ok || !(I.sim.time_s < repaired_time * (1.0 - kPartitionTieTolerance)))) {
