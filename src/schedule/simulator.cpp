@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -830,31 +831,48 @@ struct Repeat {
 };
 
 // Smallest c, then earliest g, with row(g + c·S) = row(g) + const, using the rows of the last
-// run_program() of `prog`. A per-row signature Σ_j (x_j − x_0) filters candidates cheaply.
+// run_program() of `prog`. A per-row signature Σ_j (x_j − x_0) filters candidates cheaply; it is
+// computed when a comparison first needs it (the search usually ends long before the last rows,
+// docs/performance.md "Periodic extrapolation").
 Repeat find_repeat(const Program& prog, const PeriodicShape& sh, Impl& ws) {
   const long long G = prog.steps;
   const std::size_t width = uz(prog.P) * uz(sh.ops_per_step);
   const double* end = ws.end.data();
   const int* slots = prog.step_slots.data();
-  ws.signature.resize(uz(G));
-  double scale = 0;
-  for (long long g = 0; g < G; ++g) {
-    const int* row = slots + uz(g) * width;
-    const double x0 = end[row[0]];
-    double s = 0;
-    for (std::size_t j = 1; j < width; ++j) {
-      s += end[row[j]] - x0;
-      scale = std::max(scale, end[row[j]]);
-    }
-    ws.signature[uz(g)] = s;
-  }
-  const double tol = kRepeatTol * scale;
   Repeat r;
+  if (G <= 0) {
+    return r;
+  }
+  // The largest end time over all rows, entries j >= 1: a device's ops end in its order
+  // (end = max(prev end, ...) + a cost >= 0) and row g holds each device's ops of step g, so
+  // every row's entries end no later than the last row's of the same device, and each row's
+  // entry 0 (device 0's first op of the step) no later than its entry 1 (device 0's next one).
+  double scale = 0;
+  {
+    const int* last = slots + uz(G - 1) * width;
+    for (std::size_t j = 1; j < width; ++j) {
+      scale = std::max(scale, end[last[j]]);
+    }
+  }
+  ws.signature.assign(uz(G), std::numeric_limits<double>::quiet_NaN());
+  auto signature = [&](long long g) {
+    double& s = ws.signature[uz(g)];
+    if (std::isnan(s)) {
+      const int* row = slots + uz(g) * width;
+      const double x0 = end[row[0]];
+      double sum = 0;
+      for (std::size_t j = 1; j < width; ++j) {
+        sum += end[row[j]] - x0;
+      }
+      s = sum;
+    }
+    return s;
+  };
+  const double tol = kRepeatTol * scale;
   for (long long c = 1; c * sh.step_period < G; ++c) {
     const long long lag = c * sh.step_period;
     for (long long g = 0; g + lag < G; ++g) {
-      if (std::fabs(ws.signature[uz(g + lag)] - ws.signature[uz(g)]) >
-          tol * static_cast<double>(width)) {
+      if (std::fabs(signature(g + lag) - signature(g)) > tol * static_cast<double>(width)) {
         continue;
       }
       const int* a = slots + uz(g) * width;
