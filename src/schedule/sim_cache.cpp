@@ -66,6 +66,34 @@ std::uint64_t schedule_input_hash(const ScheduleInput& in) {
   return h * 0xFF51AFD7ED558CCDULL;
 }
 
+SimulationCache::Entry* SimulationCache::find(const ScheduleInput& in, std::uint64_t hash) {
+  ++tick_;
+  for (Entry& e : entries_) {
+    if (e.valid && e.hash == hash && same_schedule_input(e.input, in)) {
+      e.last_use = tick_;
+      return &e;
+    }
+  }
+  return nullptr;
+}
+
+// `slot` is an entry of input `in` (completed in place) or nullptr (a new one in the least
+// recently used place).
+void SimulationCache::keep(Entry* slot, const ScheduleInput& in, std::uint64_t hash,
+                           const ScheduleResult& result, bool timed) {
+  const bool same_input = slot != nullptr;
+  if (!same_input) slot = lru_slot(entries_, capacity_);
+  // Valid only once the copies are complete: a copy that throws (std::bad_alloc) leaves an
+  // entry that never matches.
+  slot->valid = false;
+  if (!same_input) slot->input = in;
+  slot->result = result;
+  slot->timed = timed;
+  slot->hash = hash;
+  slot->last_use = tick_;
+  slot->valid = true;
+}
+
 bool SimulationCache::simulate_fast(const ScheduleInput& in, SimWorkspace& ws,
                                     ScheduleResult* out) {
   if (capacity_ == 0) {
@@ -74,26 +102,34 @@ bool SimulationCache::simulate_fast(const ScheduleInput& in, SimWorkspace& ws,
     return false;
   }
   const std::uint64_t hash = schedule_input_hash(in);
-  ++tick_;
-  for (Entry& e : entries_) {
-    if (e.valid && e.hash == hash && same_schedule_input(e.input, in)) {
-      e.last_use = tick_;
-      *out = e.result;
-      ++hits_;
-      return true;
-    }
+  Entry* e = find(in, hash);
+  if (e != nullptr && e->timed) {
+    *out = e->result;
+    ++hits_;
+    return true;
   }
   ++misses_;
   ppsearch::simulate_fast(in, ws, out);
-  Entry* slot = lru_slot(entries_, capacity_);
-  // Valid only once both copies are complete: a copy that throws (std::bad_alloc) leaves an
-  // entry that never matches.
-  slot->valid = false;
-  slot->input = in;
-  slot->result = *out;
-  slot->hash = hash;
-  slot->last_use = tick_;
-  slot->valid = true;
+  keep(e, in, hash, *out, true);
+  return false;
+}
+
+bool SimulationCache::simulate_memory(const ScheduleInput& in, SimWorkspace& ws,
+                                      ScheduleResult* out) {
+  if (capacity_ == 0) {
+    ppsearch::simulate_memory(in, ws, out);
+    ++misses_;
+    return false;
+  }
+  const std::uint64_t hash = schedule_input_hash(in);
+  if (const Entry* e = find(in, hash)) {
+    *out = e->result;
+    ++hits_;
+    return true;
+  }
+  ++misses_;
+  ppsearch::simulate_memory(in, ws, out);
+  keep(nullptr, in, hash, *out, false);
   return false;
 }
 

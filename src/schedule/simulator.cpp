@@ -162,41 +162,20 @@ void note_peak(double total, double keep, double* peak, double* peak_keep) {
 
 // Turns the input into per-slot durations, transfer charges and memory deltas (docs/algorithms.md
 // §2.4 "Inputs"). Independent of M.
-void prepare(const ScheduleInput& in, Impl& ws) {
-  const int P = in.devices;
-  const int V = P * in.chunks;
+// What the memory figures need of the input: per virtual stage the activation and W-state
+// bytes and the work per micro-batch, and the ZB-V generator's order hint (part of the
+// program's key). prepare() builds the same and the timing tables on top.
+void prepare_memory(const ScheduleInput& in, Impl& ws) {
+  const int V = in.devices * in.chunks;
   const bool split = splits_backward(in.kind);
-  const bool blocking = in.mode == P2PMode::kBlocking;
-  for (auto* v : {&ws.cost, &ws.dur, &ws.lag, &ws.dm}) {
-    v->assign(kSlots * uz(V), 0.0);
-  }
-  ws.act.assign(uz(V), 0.0);
-  ws.keep.assign(uz(V), 0.0);
-  ws.work.assign(uz(V), 0.0);
-  const std::size_t f0 = 0;
-  const std::size_t b0 = uz(V);
-  const std::size_t w0 = 2 * uz(V);
-  const std::size_t bw0 = 3 * uz(V);
+  ws.act.resize(uz(V));
+  ws.keep.resize(uz(V));
+  ws.work.resize(uz(V));
   for (int vs = 0; vs < V; ++vs) {
     const auto i = uz(vs);
-    const double wgt = at_or_zero(in.wgt_s, i);
-    const double act = at_or_zero(in.act_bytes, i);
-    const double keep = split ? at_or_zero(in.wkeep_bytes, i) : 0.0;
-    ws.act[i] = act;
-    ws.keep[i] = keep;
-    ws.work[i] = in.fwd_s[i] + in.bwd_s[i] + wgt;
-    ws.dur[f0 + i] = in.fwd_s[i];
-    ws.dur[b0 + i] = in.bwd_s[i];
-    ws.dur[w0 + i] = wgt;
-    ws.dur[bw0 + i] = in.bwd_s[i] + wgt;  // fused BW = B + W
-    // F adds A; a split B frees A − Wkeep and its W frees Wkeep; a fused BW frees A (§2.4).
-    ws.dm[f0 + i] = act;
-    ws.dm[b0 + i] = -(act - keep);
-    ws.dm[w0 + i] = -keep;
-    ws.dm[bw0 + i] = -act;
-  }
-  for (std::size_t k = 0; k < ws.cost.size(); ++k) {
-    ws.cost[k] = ws.dur[k];
+    ws.act[i] = at_or_zero(in.act_bytes, i);
+    ws.keep[i] = split ? at_or_zero(in.wkeep_bytes, i) : 0.0;
+    ws.work[i] = in.fwd_s[i] + in.bwd_s[i] + at_or_zero(in.wgt_s, i);
   }
   ws.hint = OrderHint();
   if (in.kind == ScheduleKind::kZBV) {
@@ -217,6 +196,38 @@ void prepare(const ScheduleInput& in, Impl& ws) {
     if (act > 0) {  // the W state's share, rounded up (a conservative memory plan)
       ws.hint.w_state = std::min(1.0, std::ceil(16 * keep / act) / 16);
     }
+  }
+}
+
+void prepare(const ScheduleInput& in, Impl& ws) {
+  const int P = in.devices;
+  const int V = P * in.chunks;
+  const bool blocking = in.mode == P2PMode::kBlocking;
+  prepare_memory(in, ws);
+  for (auto* v : {&ws.cost, &ws.dur, &ws.lag, &ws.dm}) {
+    v->assign(kSlots * uz(V), 0.0);
+  }
+  const std::size_t f0 = 0;
+  const std::size_t b0 = uz(V);
+  const std::size_t w0 = 2 * uz(V);
+  const std::size_t bw0 = 3 * uz(V);
+  for (int vs = 0; vs < V; ++vs) {
+    const auto i = uz(vs);
+    const double wgt = at_or_zero(in.wgt_s, i);
+    const double act = ws.act[i];
+    const double keep = ws.keep[i];
+    ws.dur[f0 + i] = in.fwd_s[i];
+    ws.dur[b0 + i] = in.bwd_s[i];
+    ws.dur[w0 + i] = wgt;
+    ws.dur[bw0 + i] = in.bwd_s[i] + wgt;  // fused BW = B + W
+    // F adds A; a split B frees A − Wkeep and its W frees Wkeep; a fused BW frees A (§2.4).
+    ws.dm[f0 + i] = act;
+    ws.dm[b0 + i] = -(act - keep);
+    ws.dm[w0 + i] = -keep;
+    ws.dm[bw0 + i] = -act;
+  }
+  for (std::size_t k = 0; k < ws.cost.size(); ++k) {
+    ws.cost[k] = ws.dur[k];
   }
   // Boundary vs → vs+1 is charged only between different devices (stage_device()) and within
   // a chain (DualPipe's two directions meet at P−1 | P without a transfer).
@@ -759,6 +770,35 @@ double busy_per_microbatch(const Impl& ws, ScheduleKind kind, int P, int V, int 
   return s;
 }
 
+// Device d's memory peak under `prog` with the prepared bytes: the best of its Pareto states
+// (total and W-state part, note_peak()).
+void device_peak(const Program& prog, Impl& ws, int d, double* peak, double* peak_keep) {
+  const int P = prog.P;
+  const auto du = uz(d);
+  const std::size_t width = 2 * uz(prog.v);
+  *peak = 0;
+  *peak_keep = 0;
+  // The device's chunks' activation and W-state bytes, read once (the same terms below).
+  ws.device_act.resize(uz(prog.v));
+  ws.device_keep.resize(uz(prog.v));
+  double* dact = ws.device_act.data();
+  double* dkeep = ws.device_keep.data();
+  for (int c = 0; c < prog.v; ++c) {
+    const auto vs = uz(device_stage(prog.kind, P, c, d));
+    dact[c] = ws.act[vs];
+    dkeep[c] = ws.keep[vs];
+  }
+  for (int s = prog.state_begin[du]; s < prog.state_begin[du + 1]; ++s) {
+    const int* coef = prog.state_coef.data() + uz(s) * width;
+    double m = 0, keep = 0;
+    for (int c = 0; c < prog.v; ++c) {
+      m += coef[c] * dact[c] + coef[prog.v + c] * dkeep[c];
+      keep += coef[prog.v + c] * dkeep[c];
+    }
+    note_peak(m, keep, peak, peak_keep);
+  }
+}
+
 // Evaluates a program's longest path with the prepared parameters: the same additions and
 // maxima as the worklist, in a precomputed order. Busy = M × per-micro-batch sum (what the
 // op-by-op sum adds up to); the memory peak is the best Pareto state.
@@ -777,35 +817,13 @@ void run_program(const Program& prog, Impl& ws, ScheduleResult* out) {
     const CompiledOp op = ops[i];
     end[i] = std::max(end[op.prev], end[op.dep] + lag[op.param]) + cost[op.param];
   }
-  const std::size_t width = 2 * uz(prog.v);
   double t = 0;
   for (int d = 0; d < P; ++d) {
     const auto du = uz(d);
     t = std::max(t, end[prog.last_op[du]]);
-    double peak = 0, peak_keep = 0;
-    // The device's chunks' activation and W-state bytes, read once (the same terms below).
-    ws.device_act.resize(uz(prog.v));
-    ws.device_keep.resize(uz(prog.v));
-    double* dact = ws.device_act.data();
-    double* dkeep = ws.device_keep.data();
-    for (int c = 0; c < prog.v; ++c) {
-      const auto vs = uz(device_stage(prog.kind, P, c, d));
-      dact[c] = ws.act[vs];
-      dkeep[c] = ws.keep[vs];
-    }
-    for (int s = prog.state_begin[du]; s < prog.state_begin[du + 1]; ++s) {
-      const int* coef = prog.state_coef.data() + uz(s) * width;
-      double m = 0, keep = 0;
-      for (int c = 0; c < prog.v; ++c) {
-        m += coef[c] * dact[c] + coef[prog.v + c] * dkeep[c];
-        keep += coef[prog.v + c] * dkeep[c];
-      }
-      note_peak(m, keep, &peak, &peak_keep);
-    }
+    device_peak(prog, ws, d, &out->peak_act_bytes[du], &out->peak_wkeep_bytes[du]);
     out->busy_s[du] =
         chain_microbatches(prog.kind, prog.M) * busy_per_microbatch(ws, prog.kind, P, V, d);
-    out->peak_act_bytes[du] = peak;
-    out->peak_wkeep_bytes[du] = peak_keep;
     out->peak_in_flight[du] = prog.peak_in_flight[du];
     out->last_grad_end_s[du] = end[prog.last_grad[du]];
   }
@@ -903,6 +921,16 @@ long long reduced_m(ScheduleKind kind, int P, int v, long long p, long long min_
   return Mr;
 }
 
+// The first try's number of steps: one period plus a short transient (ZB-H1's W chain adds about
+// P steps).
+long long first_min_steps(ScheduleKind kind, int P, const PeriodicShape& sh) {
+  long long min_steps = sh.step_period + 1;
+  if (sh.step_period == 1) {
+    min_steps += kind == ScheduleKind::kZBH1 ? P + 8 : 8;
+  }
+  return min_steps;
+}
+
 // Returns true when *out holds the answer for in.microbatches; false when no period could be
 // proven below M (the caller then evaluates the full program).
 bool periodic_fast(const ScheduleInput& in, Impl& ws, ScheduleResult* out) {
@@ -911,15 +939,11 @@ bool periodic_fast(const ScheduleInput& in, Impl& ws, ScheduleResult* out) {
   const long long M = in.microbatches;
   const PeriodicShape sh = shape_of(in.kind, P, v);
   const long long p = sh.mb_period;
-  // First try: one period plus a short transient (ZB-H1's W chain adds about P steps).
-  // Cyclicities up to P occur (e.g. async p2p with uniform stages, where the critical cycle is
-  // the round trip over the P micro-batches in flight on device 0), so the second try leaves
-  // room for a few of those; later tries double. A reduced run is only worth it well below M:
-  // a failed try costs its own length on top of the full evaluation.
-  long long min_steps = sh.step_period + 1;
-  if (sh.step_period == 1) {
-    min_steps += in.kind == ScheduleKind::kZBH1 ? P + 8 : 8;
-  }
+  // First try: first_min_steps(). Cyclicities up to P occur (e.g. async p2p with uniform stages,
+  // where the critical cycle is the round trip over the P micro-batches in flight on device 0), so
+  // the second try leaves room for a few of those; later tries double. A reduced run is only worth
+  // it well below M: a failed try costs its own length on top of the full evaluation.
+  long long min_steps = first_min_steps(in.kind, P, sh);
   std::string err;
   for (int attempt = 0;; ++attempt) {
     long long Mr = reduced_m(in.kind, P, v, p, min_steps);
@@ -1032,6 +1056,51 @@ void simulate_fast(const ScheduleInput& in, SimWorkspace& ws, ScheduleResult* ou
   }
   run_program(*prog, w, out);
   post_validated_period(in, w, out);
+}
+
+void simulate_memory(const ScheduleInput& in, SimWorkspace& ws, ScheduleResult* out) {
+  const std::string err = validate(in);
+  if (!err.empty()) {
+    set_error(err, out);
+    return;
+  }
+  Impl& w = ws.impl();
+  if (in.kind == ScheduleKind::kGPipe) {
+    prepare(in, w);
+    gpipe_closed_form(in, w, out);
+    return;
+  }
+  prepare_memory(in, w);
+  const int P = in.devices;
+  const int v = in.chunks;
+  // The program whose states simulate_fast() evaluates first: the periodic kinds' first reduced
+  // run, which visits the same states in the same order as any longer one (below), else M's.
+  long long M = in.microbatches;
+  if (is_periodic_kind(in.kind)) {
+    const PeriodicShape sh = shape_of(in.kind, P, v);
+    const long long Mr = reduced_m(in.kind, P, v, sh.mb_period, first_min_steps(in.kind, P, sh));
+    if (4 * Mr <= 3 * M) {
+      M = Mr;
+    }
+  }
+  std::string perr;
+  const Program* prog = get_program(in.kind, P, v, static_cast<int>(M), w, &perr);
+  if (prog == nullptr) {
+    set_error(perr, out);
+    return;
+  }
+  resize_result(P, out);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (int d = 0; d < P; ++d) {
+    const auto du = uz(d);
+    device_peak(*prog, w, d, &out->peak_act_bytes[du], &out->peak_wkeep_bytes[du]);
+    out->busy_s[du] = static_cast<double>(chain_microbatches(in.kind, in.microbatches)) *
+                      busy_per_microbatch(w, in.kind, P, P * v, d);
+    out->peak_in_flight[du] = prog->peak_in_flight[du];
+    out->last_grad_end_s[du] = nan;
+  }
+  out->time_s = nan;
+  out->bubble_fraction = nan;
 }
 
 ScheduleResult simulate_traced(const ScheduleInput& in, std::vector<TimedOp>* ops) {

@@ -603,6 +603,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
 
   ScheduleInput& si = I.sched;
   const ItemCost* const* item_at = I.items.data();  // item(i), looked up
+  bool memory_first = false;  // place(): simulate a layout's memory before its times
   auto place = [&](const std::vector<int>& bounds, double* peak, int* peak_rank) -> bool {
     auto fill = [&](std::vector<double>& x) {  // = assign(P, 0.0), inlined
       x.resize(P);
@@ -785,8 +786,15 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         si.wkeep_bytes[S + s] = si.wkeep_bytes[s];
       }
     }
+    // Memory first (docs/performance.md "Memory before time"): once a layout of this candidate
+    // was over the capacity, or when its bound already is, the fast path simulates only the
+    // memory (simulate_memory(): the op order's states, no times) and the times only for a
+    // layout that fits. Every caller rejects a layout over the capacity without reading its
+    // times, which are then NaN.
     if (I.opt.full_simulation) {
       simulate(si, I.sim_ws, &I.sim);
+    } else if (memory_first) {
+      I.sim_cache.simulate_memory(si, I.sim_ws, &I.sim);
     } else {
       I.sim_cache.simulate_fast(si, I.sim_ws, &I.sim);
     }
@@ -803,6 +811,12 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         *peak = I.dev_mem[d];
         *peak_rank = d;
       }
+    }
+    if (*peak > cap) {
+      memory_first = I.opt.memory_first;
+    } else if (memory_first && !I.opt.full_simulation) {
+      I.sim_cache.simulate_fast(si, I.sim_ws, &I.sim);  // the same memory figures, and the times
+      if (!I.sim.ok) return false;
     }
     return true;
   };
@@ -970,7 +984,10 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         seen = std::equal(cand.begin(), cand.end(), chains.begin() + j * width);
       }
       if (seen) continue;
-      if (k > 0) {
+      if (k == 0) {
+        // Placed for its figures, over the capacity or not.
+        memory_first = I.opt.memory_first && memory_over(cand);
+      } else {
         if (memory_over(cand)) continue;
         std::vector<double>& low = I.chunk_need;
         // A lower bound on the makespan of device d (stage d is its first, interleaved and

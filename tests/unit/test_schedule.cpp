@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <set>
@@ -706,6 +707,90 @@ TEST(ScheduleFastPath, LongRunsAndAllocationFreeReuse) {
       return;
     }
   }
+}
+
+// ----- memory before time (docs/performance.md "Memory before time") ----------------------------
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// simulate_memory() gives simulate_fast()'s memory figures bit for bit: on the random instances
+// above (the periodic kinds with M up to 300, so that the reduced run, a repeat that needs a
+// longer run or M's own program gives simulate_fast()'s figures) and on the kinds that always run
+// their full program, with one workspace shared by both (compiled programs reused and evicted).
+TEST(ScheduleMemory, EqualsFastPathBitForBit) {
+  const std::uint32_t seed = base_seed() + 8;
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(0.5, 1.5);
+  SimWorkspace ws;
+  ScheduleResult fast, mem;
+  for (int it = 0; it < 3000; ++it) {
+    ScheduleInput in = random_instance(rng, /*allow_large_m=*/it % 3 == 0);
+    if (it % 5 == 4) {  // ZB-V, DualPipe, ZB-H2: P even, M >= 2P
+      constexpr ScheduleKind kOther[] = {ScheduleKind::kZBV, ScheduleKind::kDualPipe,
+                                         ScheduleKind::kZBH2};
+      in.kind = kOther[rng() % 3];
+      in.devices = 2 * (1 + static_cast<int>(rng() % 4));
+      in.chunks = in.kind == ScheduleKind::kZBH2 ? 1 : 2;
+      in.microbatches = in.devices * (2 + static_cast<int>(rng() % 5));
+      const int V = in.devices * in.chunks;
+      in.fwd_s.clear(), in.bwd_s.clear(), in.wgt_s.clear(), in.p2p_s.clear();
+      in.act_bytes.clear(), in.wkeep_bytes.clear();
+      for (int vs = 0; vs < V; ++vs) {
+        in.fwd_s.push_back(u(rng));
+        in.bwd_s.push_back(2 * u(rng));
+        in.wgt_s.push_back(0.7 * u(rng));
+        in.act_bytes.push_back(1e9 * u(rng));
+        in.wkeep_bytes.push_back(0.3e9 * u(rng));
+      }
+      for (int vs = 0; vs + 1 < V; ++vs) in.p2p_s.push_back(0.05 * u(rng));
+    }
+    SCOPED_TRACE("it=" + std::to_string(it) + " " + to_string(in.kind) +
+                 " P=" + std::to_string(in.devices) + " v=" + std::to_string(in.chunks) +
+                 " M=" + std::to_string(in.microbatches) + " mode=" + to_string(in.mode));
+    // Either order: the memory call first (as the evaluator does) or the full one first.
+    if (it % 2 == 0) {
+      simulate_memory(in, ws, &mem);
+      simulate_fast(in, ws, &fast);
+    } else {
+      simulate_fast(in, ws, &fast);
+      simulate_memory(in, ws, &mem);
+    }
+    ASSERT_TRUE(fast.ok) << fast.error;
+    ASSERT_TRUE(mem.ok) << mem.error;
+    ASSERT_EQ(mem.peak_in_flight, fast.peak_in_flight);
+    ASSERT_EQ(mem.busy_s.size(), fast.busy_s.size());
+    for (std::size_t d = 0; d < fast.busy_s.size(); ++d) {
+      ASSERT_TRUE(same_bits(mem.peak_act_bytes[d], fast.peak_act_bytes[d]))
+          << "d=" << d << ": " << mem.peak_act_bytes[d] << " vs " << fast.peak_act_bytes[d];
+      ASSERT_TRUE(same_bits(mem.peak_wkeep_bytes[d], fast.peak_wkeep_bytes[d])) << "d=" << d;
+      ASSERT_TRUE(same_bits(mem.busy_s[d], fast.busy_s[d])) << "d=" << d;
+    }
+    if (in.kind == ScheduleKind::kGPipe) {
+      ASSERT_TRUE(same_bits(mem.time_s, fast.time_s));  // its closed form gives both
+    } else {
+      ASSERT_TRUE(std::isnan(mem.time_s));
+      ASSERT_TRUE(std::isnan(mem.bubble_fraction));
+      for (const double t : mem.last_grad_end_s) ASSERT_TRUE(std::isnan(t));
+    }
+  }
+}
+
+// The same errors as simulate_fast() for an invalid input.
+TEST(ScheduleMemory, ReportsTheFastPathsErrors) {
+  ScheduleInput in = uniform(ScheduleKind::kInterleaved1F1B, 4, 2, 6, 1.0, 2.0);  // M % P != 0
+  const ScheduleResult fast = simulate_fast(in);
+  ASSERT_FALSE(fast.ok);
+  SimWorkspace ws;
+  ScheduleResult mem;
+  simulate_memory(in, ws, &mem);
+  EXPECT_FALSE(mem.ok);
+  EXPECT_EQ(mem.error, fast.error);
+  in = uniform(ScheduleKind::k1F1B, 4, 1, 8, 1.0, 2.0);
+  in.act_bytes.assign(4, -1.0);
+  simulate_memory(in, ws, &mem);
+  EXPECT_FALSE(mem.ok);
+  EXPECT_EQ(mem.error, simulate_fast(in).error);
 }
 
 // ----- invalid input -----------------------------------------------------------------------------

@@ -88,6 +88,36 @@ TEST(SimulationCache, HitEqualsFreshSimulationBitForBit) {
   EXPECT_LE(cache.size(), cache.capacity());
 }
 
+// simulate_memory() through the memo: a miss keeps simulate_memory()'s figures, which answer a
+// second memory query, and a simulate_fast() of the same input completes that entry in place (a
+// miss, then hits) with exactly a fresh simulation's result; an entry a simulate_fast() made
+// answers a memory query with the full result.
+TEST(SimulationCache, MemoryEntriesAreCompletedInPlace) {
+  std::mt19937 rng(12);
+  SimulationCache cache(8);
+  SimWorkspace ws;
+  ScheduleResult out;
+  for (ScheduleKind kind : kKinds) {
+    const ScheduleInput in = make_input(kind, rng);
+    const ScheduleResult ref = fresh(in);
+    ScheduleResult mem;
+    simulate_memory(in, ws, &mem);
+    ASSERT_TRUE(ref.ok && mem.ok) << to_string(kind);
+    const std::size_t size = cache.size();
+    EXPECT_FALSE(cache.simulate_memory(in, ws, &out));
+    expect_identical(out, mem, std::string("memory miss ") + to_string(kind));
+    EXPECT_TRUE(cache.simulate_memory(in, ws, &out));
+    expect_identical(out, mem, std::string("memory hit ") + to_string(kind));
+    EXPECT_FALSE(cache.simulate_fast(in, ws, &out));  // the entry holds no times yet
+    expect_identical(out, ref, std::string("completed ") + to_string(kind));
+    EXPECT_EQ(cache.size(), size + 1);  // one entry for the input, not two
+    EXPECT_TRUE(cache.simulate_fast(in, ws, &out));
+    expect_identical(out, ref, std::string("full hit ") + to_string(kind));
+    EXPECT_TRUE(cache.simulate_memory(in, ws, &out));
+    expect_identical(out, ref, std::string("memory hit on a full entry ") + to_string(kind));
+  }
+}
+
 // An invalid input is memoised with its error, as simulate_fast() reports it.
 TEST(SimulationCache, ErrorsAreReturnedAsASimulationWould) {
   SimulationCache cache;
@@ -233,6 +263,30 @@ TEST(SimulationCache, CapacityZeroAlwaysSimulates) {
 // sweep: every candidate of an enumeration, evaluated in order by
 // one Evaluator (memo warm, hits from candidates several places back), gives bit for bit what a
 // fresh Evaluator gives (memo empty) and what one with EvalOptions::memo off gives.
+// Every field the search reports, bit for bit (feasible candidates), or the same reason.
+void expect_same_evaluation(const Evaluation& a, const Evaluation& b) {
+  ASSERT_EQ(a.feasible, b.feasible);
+  ASSERT_EQ(a.reason, b.reason);
+  ASSERT_EQ(a.worst_rank, b.worst_rank);
+  ASSERT_TRUE(same_bits(a.needed_bytes, b.needed_bytes));
+  if (!a.feasible) return;
+  for (const auto f : {&Evaluation::iteration_time_s, &Evaluation::mfu, &Evaluation::hfu,
+                       &Evaluation::bubble_fraction, &Evaluation::peak_memory_gb,
+                       &Evaluation::compute_s, &Evaluation::pp_comm_s, &Evaluation::dp_comm_s,
+                       &Evaluation::pipeline_s, &Evaluation::optimizer_s}) {
+    ASSERT_TRUE(same_bits(a.*f, b.*f)) << a.*f << " vs " << b.*f;
+  }
+  ASSERT_EQ(a.critical_rank, b.critical_rank);
+  ASSERT_EQ(a.stages.size(), b.stages.size());
+  for (std::size_t s = 0; s < a.stages.size(); ++s) {
+    ASSERT_EQ(a.stages[s].first_layer, b.stages[s].first_layer);
+    ASSERT_EQ(a.stages[s].last_layer, b.stages[s].last_layer);
+    ASSERT_TRUE(same_bits(a.stages[s].time_s, b.stages[s].time_s));
+    ASSERT_TRUE(same_bits(a.stages[s].memory_gb, b.stages[s].memory_gb));
+    ASSERT_TRUE(same_bits(a.stages[s].activations_gb, b.stages[s].activations_gb));
+  }
+}
+
 TEST(EvaluatorMemos, ReusedEvaluatorEqualsFreshOnEnumeration) {
   Problem p = test::llama70b_h200();
   p.gpus = {64};
@@ -249,29 +303,45 @@ TEST(EvaluatorMemos, ReusedEvaluatorEqualsFreshOnEnumeration) {
     // A fresh Evaluator (memos empty) every other candidate, the one without memos otherwise.
     const Evaluation b = i % 2 ? evaluate(p, c) : off.evaluate(c);
     SCOPED_TRACE("candidate " + std::to_string(i));
-    ASSERT_EQ(a.feasible, b.feasible);
-    ASSERT_EQ(a.reason, b.reason);
-    ASSERT_EQ(a.worst_rank, b.worst_rank);
-    ASSERT_TRUE(same_bits(a.needed_bytes, b.needed_bytes));
-    if (!a.feasible) continue;
-    ++feasible;
-    for (const auto f : {&Evaluation::iteration_time_s, &Evaluation::mfu, &Evaluation::hfu,
-                         &Evaluation::bubble_fraction, &Evaluation::peak_memory_gb,
-                         &Evaluation::compute_s, &Evaluation::pp_comm_s, &Evaluation::dp_comm_s,
-                         &Evaluation::pipeline_s, &Evaluation::optimizer_s}) {
-      ASSERT_TRUE(same_bits(a.*f, b.*f)) << a.*f << " vs " << b.*f;
-    }
-    ASSERT_EQ(a.critical_rank, b.critical_rank);
-    ASSERT_EQ(a.stages.size(), b.stages.size());
-    for (std::size_t s = 0; s < a.stages.size(); ++s) {
-      ASSERT_EQ(a.stages[s].first_layer, b.stages[s].first_layer);
-      ASSERT_EQ(a.stages[s].last_layer, b.stages[s].last_layer);
-      ASSERT_TRUE(same_bits(a.stages[s].time_s, b.stages[s].time_s));
-      ASSERT_TRUE(same_bits(a.stages[s].memory_gb, b.stages[s].memory_gb));
-      ASSERT_TRUE(same_bits(a.stages[s].activations_gb, b.stages[s].activations_gb));
-    }
+    expect_same_evaluation(a, b);
+    if (HasFatalFailure()) return;
+    feasible += a.feasible ? 1 : 0;
   }
   EXPECT_GT(feasible, 100u);
+}
+
+// Memory before time (docs/performance.md): the evaluator that simulates a layout's memory
+// first once the candidate was over the capacity reports what the one that always simulates in
+// full reports, on an enumeration where a few thousand layouts are over the capacity, with the
+// memos on (memory-only entries completed later) and off.
+TEST(EvaluatorMemos, MemoryFirstEqualsAlwaysFullOnEnumeration) {
+  for (const int gpus : {64, 128}) {
+    Problem p = test::llama70b_h200();
+    p.gpus = {gpus};
+    const Enumeration en = enumerate_candidates(p);
+    ASSERT_GT(en.candidates.size(), 1000u);
+    EvalOptions full;
+    full.memory_first = false;
+    EvalOptions full_no_memo = full, first_no_memo;
+    full_no_memo.memo = first_no_memo.memo = false;
+    Evaluator first(p), always(p, full), first_nm(p, first_no_memo), always_nm(p, full_no_memo);
+    std::size_t feasible = 0, memory = 0;
+    for (std::size_t i = 0; i < en.candidates.size(); ++i) {
+      const Candidate& c = en.candidates[i];
+      SCOPED_TRACE("gpus " + std::to_string(gpus) + " candidate " + std::to_string(i));
+      const Evaluation a = first.evaluate(c);
+      expect_same_evaluation(a, always.evaluate(c));
+      if (HasFatalFailure()) return;
+      if (i % 7 == 0) {
+        expect_same_evaluation(first_nm.evaluate(c), always_nm.evaluate(c));
+        if (HasFatalFailure()) return;
+      }
+      feasible += a.feasible ? 1 : 0;
+      memory += !a.feasible && a.reason == Infeasible::kMemory ? 1 : 0;
+    }
+    EXPECT_GT(feasible, 100u);
+    EXPECT_GT(memory, 100u);  // the memory-first path was taken
+  }
 }
 
 }  // namespace

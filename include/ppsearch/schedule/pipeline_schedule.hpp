@@ -151,6 +151,15 @@ ScheduleResult simulate_fast(const ScheduleInput& in);
 /// \brief Same as simulate_fast(), reusing `ws` and `*out`.
 void simulate_fast(const ScheduleInput& in, SimWorkspace& ws, ScheduleResult* out);
 
+/// \brief simulate_fast()'s memory figures alone, without the timing: ok, error, peak_act_bytes,
+/// peak_wkeep_bytes, peak_in_flight and busy_s are what simulate_fast() gives, bit for bit;
+/// time_s, last_grad_end_s and bubble_fraction are NaN (GPipe: its closed form, all filled).
+/// The memory peak is a function of the op order alone; for 1F1B, interleaved 1F1B and ZB-H1 it
+/// is read from the first reduced program simulate_fast() runs, whose states are every state of
+/// the full order (docs/performance.md "Memory before time"). For ruling out a layout over the
+/// memory capacity at a fraction of a simulation.
+void simulate_memory(const ScheduleInput& in, SimWorkspace& ws, ScheduleResult* out);
+
 /// \brief Closed-form pipeline time for homogeneous stages and no p2p cost (docs/algorithms.md
 /// §2.1).
 ///

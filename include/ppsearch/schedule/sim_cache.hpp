@@ -38,6 +38,12 @@ class SimulationCache {
   /// least recently used entry when full). Returns true on a hit.
   bool simulate_fast(const ScheduleInput& in, SimWorkspace& ws, ScheduleResult* out);
 
+  /// \brief Writes simulate_memory(in) into *out, or more: an entry for an identical input
+  /// answers it whether it holds a full result or memory figures only (then the times are those
+  /// of simulate_fast(), not NaN). A miss runs simulate_memory() and keeps its figures, which a
+  /// later simulate_fast() of the same input completes in place. Returns true on a hit.
+  bool simulate_memory(const ScheduleInput& in, SimWorkspace& ws, ScheduleResult* out);
+
   std::size_t size() const { return entries_.size(); }
   std::size_t capacity() const { return capacity_; }
   std::uint64_t hits() const { return hits_; }
@@ -48,9 +54,13 @@ class SimulationCache {
     bool valid = false;
     std::uint64_t hash = 0;
     std::uint64_t last_use = 0;
+    bool timed = false;  ///< a simulate_fast() result; false: simulate_memory()'s figures only
     ScheduleInput input;
     ScheduleResult result;
   };
+  Entry* find(const ScheduleInput& in, std::uint64_t hash);
+  void keep(Entry* slot, const ScheduleInput& in, std::uint64_t hash, const ScheduleResult& result,
+            bool timed);
   std::vector<Entry> entries_;
   std::size_t capacity_;
   std::uint64_t tick_ = 0;
