@@ -788,6 +788,19 @@ void device_peak(const Program& prog, Impl& ws, int d, double* peak, double* pea
     dact[c] = ws.act[vs];
     dkeep[c] = ws.keep[vs];
   }
+  if (!splits_backward(prog.kind)) {
+    // No W states: their counts and bytes are 0 (prepare_memory()), so the terms dropped here
+    // add +0.0 to sums of non-negative products, which leaves every bit as it was.
+    for (int s = prog.state_begin[du]; s < prog.state_begin[du + 1]; ++s) {
+      const int* coef = prog.state_coef.data() + uz(s) * width;
+      double m = 0;
+      for (int c = 0; c < prog.v; ++c) {
+        m += coef[c] * dact[c];
+      }
+      note_peak(m, 0.0, peak, peak_keep);
+    }
+    return;
+  }
   for (int s = prog.state_begin[du]; s < prog.state_begin[du + 1]; ++s) {
     const int* coef = prog.state_coef.data() + uz(s) * width;
     double m = 0, keep = 0;
