@@ -18,6 +18,7 @@
 #include "ppsearch/schedule/pipeline_schedule.hpp"
 #include "ppsearch/schedule/schedule_order.hpp"
 #include "support/numeric.hpp"
+#include "support/schedule_inputs.hpp"
 
 namespace ppsearch {
 namespace {
@@ -721,29 +722,14 @@ TEST(ScheduleMemory, EqualsFastPathBitForBit) {
   const std::uint32_t seed = base_seed() + 8;
   SCOPED_TRACE("seed=" + std::to_string(seed));
   std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(0.5, 1.5);
   SimWorkspace ws;
   ScheduleResult fast, mem;
   for (int it = 0; it < 3000; ++it) {
     ScheduleInput in = random_instance(rng, /*allow_large_m=*/it % 3 == 0);
-    if (it % 5 == 4) {  // ZB-V, DualPipe, ZB-H2: P even, M >= 2P
+    if (it % 5 == 4) {  // ZB-V, DualPipe, ZB-H2 (their full programs)
       constexpr ScheduleKind kOther[] = {ScheduleKind::kZBV, ScheduleKind::kDualPipe,
                                          ScheduleKind::kZBH2};
-      in.kind = kOther[rng() % 3];
-      in.devices = 2 * (1 + static_cast<int>(rng() % 4));
-      in.chunks = in.kind == ScheduleKind::kZBH2 ? 1 : 2;
-      in.microbatches = in.devices * (2 + static_cast<int>(rng() % 5));
-      const int V = in.devices * in.chunks;
-      in.fwd_s.clear(), in.bwd_s.clear(), in.wgt_s.clear(), in.p2p_s.clear();
-      in.act_bytes.clear(), in.wkeep_bytes.clear();
-      for (int vs = 0; vs < V; ++vs) {
-        in.fwd_s.push_back(u(rng));
-        in.bwd_s.push_back(2 * u(rng));
-        in.wgt_s.push_back(0.7 * u(rng));
-        in.act_bytes.push_back(1e9 * u(rng));
-        in.wkeep_bytes.push_back(0.3e9 * u(rng));
-      }
-      for (int vs = 0; vs + 1 < V; ++vs) in.p2p_s.push_back(0.05 * u(rng));
+      in = test::random_schedule_input(kOther[rng() % 3], rng, 4);
     }
     SCOPED_TRACE("it=" + std::to_string(it) + " " + to_string(in.kind) +
                  " P=" + std::to_string(in.devices) + " v=" + std::to_string(in.chunks) +

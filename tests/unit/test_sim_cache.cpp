@@ -15,6 +15,7 @@
 #include "ppsearch/search/enumerate.hpp"
 #include "ppsearch/search/evaluate.hpp"
 #include "support/builders.hpp"
+#include "support/schedule_inputs.hpp"
 
 namespace ppsearch {
 namespace {
@@ -37,30 +38,6 @@ void expect_identical(const ScheduleResult& a, const ScheduleResult& b, const st
   }
 }
 
-// A valid heterogeneous input of `kind` (P even and M >= 2P, which every kind accepts).
-ScheduleInput make_input(ScheduleKind kind, std::mt19937& rng) {
-  std::uniform_real_distribution<double> u(0.5, 1.5);
-  ScheduleInput in;
-  in.kind = kind;
-  in.devices = 2 * (1 + static_cast<int>(rng() % 3));
-  in.chunks = (kind == ScheduleKind::kInterleaved1F1B || kind == ScheduleKind::kZBV ||
-               kind == ScheduleKind::kDualPipe)
-                  ? 2
-                  : 1;
-  in.microbatches = in.devices * (2 + static_cast<int>(rng() % 4));
-  in.mode = rng() % 2 ? P2PMode::kAsync : P2PMode::kBlocking;
-  const int V = in.devices * in.chunks;
-  for (int vs = 0; vs < V; ++vs) {
-    in.fwd_s.push_back(u(rng));
-    in.bwd_s.push_back(2 * u(rng));
-    in.wgt_s.push_back(0.7 * u(rng));
-    in.act_bytes.push_back(1e9 * u(rng));
-    in.wkeep_bytes.push_back(0.3e9 * u(rng));
-  }
-  for (int vs = 0; vs + 1 < V; ++vs) in.p2p_s.push_back(0.05 * u(rng));
-  return in;
-}
-
 ScheduleResult fresh(const ScheduleInput& in) { return simulate_fast(in); }
 
 constexpr ScheduleKind kKinds[] = {
@@ -74,7 +51,7 @@ TEST(SimulationCache, HitEqualsFreshSimulationBitForBit) {
   ScheduleResult out;
   for (ScheduleKind kind : kKinds) {
     for (int rep = 0; rep < 3; ++rep) {
-      const ScheduleInput in = make_input(kind, rng);
+      const ScheduleInput in = test::random_schedule_input(kind, rng);
       const ScheduleResult ref = fresh(in);
       ASSERT_TRUE(ref.ok) << to_string(kind) << ": " << ref.error;
       EXPECT_FALSE(cache.simulate_fast(in, ws, &out));  // first time: simulated
@@ -98,7 +75,7 @@ TEST(SimulationCache, MemoryEntriesAreCompletedInPlace) {
   SimWorkspace ws;
   ScheduleResult out;
   for (ScheduleKind kind : kKinds) {
-    const ScheduleInput in = make_input(kind, rng);
+    const ScheduleInput in = test::random_schedule_input(kind, rng);
     const ScheduleResult ref = fresh(in);
     ScheduleResult mem;
     simulate_memory(in, ws, &mem);
@@ -143,7 +120,7 @@ TEST(SimulationCache, ErrorsAreReturnedAsASimulationWould) {
 // of it answers, then still answers the original from its own entry.
 TEST(SimulationCache, KeyDistinguishesEveryField) {
   std::mt19937 rng(5);
-  const ScheduleInput base = make_input(ScheduleKind::kZBH1, rng);
+  const ScheduleInput base = test::random_schedule_input(ScheduleKind::kZBH1, rng);
   using Edit = std::function<void(ScheduleInput&)>;
   auto ulp = [](double x) { return std::nextafter(x, 2 * x + 1); };
   const std::vector<std::pair<std::string, Edit>> edits = {
@@ -209,7 +186,7 @@ TEST(SimulationCache, KeyDistinguishesEveryField) {
 TEST(SimulationCache, EqualInputsHaveEqualFingerprints) {
   std::mt19937 rng(3);
   for (ScheduleKind kind : kKinds) {
-    const ScheduleInput a = make_input(kind, rng);
+    const ScheduleInput a = test::random_schedule_input(kind, rng);
     ScheduleInput b;  // built separately, same values
     b.kind = a.kind;
     b.devices = a.devices;
@@ -229,9 +206,9 @@ TEST(SimulationCache, EqualInputsHaveEqualFingerprints) {
 
 TEST(SimulationCache, EvictsTheLeastRecentlyUsedEntry) {
   std::mt19937 rng(9);
-  const ScheduleInput a = make_input(ScheduleKind::k1F1B, rng);
-  const ScheduleInput b = make_input(ScheduleKind::k1F1B, rng);
-  const ScheduleInput c = make_input(ScheduleKind::k1F1B, rng);
+  const ScheduleInput a = test::random_schedule_input(ScheduleKind::k1F1B, rng);
+  const ScheduleInput b = test::random_schedule_input(ScheduleKind::k1F1B, rng);
+  const ScheduleInput c = test::random_schedule_input(ScheduleKind::k1F1B, rng);
   SimulationCache cache(2);
   SimWorkspace ws;
   ScheduleResult out;
@@ -248,7 +225,7 @@ TEST(SimulationCache, EvictsTheLeastRecentlyUsedEntry) {
 
 TEST(SimulationCache, CapacityZeroAlwaysSimulates) {
   std::mt19937 rng(2);
-  const ScheduleInput a = make_input(ScheduleKind::kInterleaved1F1B, rng);
+  const ScheduleInput a = test::random_schedule_input(ScheduleKind::kInterleaved1F1B, rng);
   SimulationCache cache(0);
   SimWorkspace ws;
   ScheduleResult out;
