@@ -160,8 +160,6 @@ void note_peak(double total, double keep, double* peak, double* peak_keep) {
   }
 }
 
-// Turns the input into per-slot durations, transfer charges and memory deltas (docs/algorithms.md
-// §2.4 "Inputs"). Independent of M.
 // What the memory figures need of the input: per virtual stage the activation and W-state
 // bytes and the work per micro-batch, and the ZB-V generator's order hint (part of the
 // program's key). prepare() builds the same and the timing tables on top.
@@ -199,6 +197,8 @@ void prepare_memory(const ScheduleInput& in, Impl& ws) {
   }
 }
 
+// Turns the input into per-slot durations, transfer charges and memory deltas (docs/algorithms.md
+// §2.4 "Inputs"). Independent of M.
 void prepare(const ScheduleInput& in, Impl& ws) {
   const int P = in.devices;
   const int V = P * in.chunks;
@@ -944,6 +944,10 @@ long long first_min_steps(ScheduleKind kind, int P, const PeriodicShape& sh) {
   return min_steps;
 }
 
+// A reduced run of Mr micro-batches is only worth it well below M: a failed try costs its own
+// length on top of the full evaluation.
+bool worth_reducing(long long Mr, long long M) { return 4 * Mr <= 3 * M; }
+
 // Returns true when *out holds the answer for in.microbatches; false when no period could be
 // proven below M (the caller then evaluates the full program).
 bool periodic_fast(const ScheduleInput& in, Impl& ws, ScheduleResult* out) {
@@ -954,13 +958,12 @@ bool periodic_fast(const ScheduleInput& in, Impl& ws, ScheduleResult* out) {
   const long long p = sh.mb_period;
   // First try: first_min_steps(). Cyclicities up to P occur (e.g. async p2p with uniform stages,
   // where the critical cycle is the round trip over the P micro-batches in flight on device 0), so
-  // the second try leaves room for a few of those; later tries double. A reduced run is only worth
-  // it well below M: a failed try costs its own length on top of the full evaluation.
+  // the second try leaves room for a few of those; later tries double (while worth_reducing()).
   long long min_steps = first_min_steps(in.kind, P, sh);
   std::string err;
   for (int attempt = 0;; ++attempt) {
     long long Mr = reduced_m(in.kind, P, v, p, min_steps);
-    if (4 * Mr > 3 * M) {
+    if (!worth_reducing(Mr, M)) {
       return false;
     }
     const Program* prog = get_program(in.kind, P, v, static_cast<int>(Mr), ws, &err);
@@ -1092,7 +1095,7 @@ void simulate_memory(const ScheduleInput& in, SimWorkspace& ws, ScheduleResult* 
   if (is_periodic_kind(in.kind)) {
     const PeriodicShape sh = shape_of(in.kind, P, v);
     const long long Mr = reduced_m(in.kind, P, v, sh.mb_period, first_min_steps(in.kind, P, sh));
-    if (4 * Mr <= 3 * M) {
+    if (worth_reducing(Mr, M)) {
       M = Mr;
     }
   }

@@ -603,7 +603,9 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
 
   ScheduleInput& si = I.sched;
   const ItemCost* const* item_at = I.items.data();  // item(i), looked up
-  bool memory_first = false;  // place(): simulate a layout's memory before its times
+  // place(): simulate a layout's memory before its times (the fast path only).
+  const bool may_memory_first = I.opt.memory_first && !I.opt.full_simulation;
+  bool memory_first = false;
   auto place = [&](const std::vector<int>& bounds, double* peak, int* peak_rank) -> bool {
     auto fill = [&](std::vector<double>& x) {  // = assign(P, 0.0), inlined
       x.resize(P);
@@ -813,8 +815,8 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       }
     }
     if (*peak > cap) {
-      memory_first = I.opt.memory_first;
-    } else if (memory_first && !I.opt.full_simulation) {
+      memory_first = may_memory_first;
+    } else if (memory_first) {
       I.sim_cache.simulate_fast(si, I.sim_ws, &I.sim);  // the same memory figures, and the times
       if (!I.sim.ok) return false;
     }
@@ -986,7 +988,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       if (seen) continue;
       if (k == 0) {
         // Placed for its figures, over the capacity or not.
-        memory_first = I.opt.memory_first && memory_over(cand);
+        memory_first = may_memory_first && memory_over(cand);
       } else {
         if (memory_over(cand)) continue;
         std::vector<double>& low = I.chunk_need;
