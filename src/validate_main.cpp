@@ -33,7 +33,7 @@ using namespace ppsearch;
 
 constexpr const char* kUsage =
     "Usage: ppsearch-validate RUNS.csv [--output FILE.h5] [--overwrite] [--fit-ids LIST] "
-    "[--set SECTION.KEY=VALUE]... [--megatron-layout] [--explain LIST] [--quiet]\n"
+    "[--set SECTION.KEY=VALUE]... [--partitioner-layout] [--explain LIST] [--quiet]\n"
     "\n"
     "Evaluates every row of RUNS.csv (schema: docs/validation.md) with the ppsearch engine and\n"
     "compares the predicted step time and MFU with the measured ones.\n"
@@ -44,9 +44,10 @@ constexpr const char* kUsage =
     "                    statistics are also given for these rows and for the others\n"
     "  --set S.K=V       override a configuration key for every row (repeatable), e.g.\n"
     "                    --set gpu.gemm_efficiency=0.75 to try a calibration constant\n"
-    "  --megatron-layout rows of a Megatron-family stack with pp > 1, a stated vpp and no\n"
-    "                    pp_layout run Megatron-Core's default split (layers/(pp*vpp) per\n"
-    "                    virtual stage) instead of the partitioner's\n"
+    "  --partitioner-layout  rows of a Megatron-family stack with pp > 1, a stated vpp\n"
+    "                    and no pp_layout run the partitioner's split instead of the one\n"
+    "                    they ran, Megatron-Core's default (layers/(pp*vpp) per virtual\n"
+    "                    stage; the default; --megatron-layout names it)\n"
     "  --explain LIST    after the report, the engine's breakdown of each listed row (comma\n"
     "                    list of ids, a trailing * matches a prefix): where the predicted step\n"
     "                    time and memory go, as ppsearch --explain prints it\n"
@@ -61,7 +62,11 @@ struct Args {
   std::string output;
   bool overwrite = false;
   bool quiet = false;
-  bool megatron_layout = false;  // --megatron-layout (docs/step-time.md)
+  // Megatron-family rows run the split their recipe ran (framework_layout.hpp) unless
+  // --partitioner-layout; --megatron-layout names the default (docs/validation.md).
+  bool megatron_layout = true;
+  bool megatron_layout_given = false;
+  bool partitioner_layout_given = false;
   std::vector<std::string> fit_patterns;
   std::vector<std::string> explain_patterns;  // --explain
   std::vector<std::string> sets;              // --set, applied after the presets, for every row
@@ -126,7 +131,16 @@ bool parse_args(int argc, char** argv, Args* a, int* code) {
       a->quiet = true;
     } else if (arg == "--megatron-layout") {
       no_value();
+      if (a->partitioner_layout_given)
+        usage_error("--megatron-layout: not with --partitioner-layout (choose one split)");
+      a->megatron_layout_given = true;
       a->megatron_layout = true;
+    } else if (arg == "--partitioner-layout") {
+      no_value();
+      if (a->megatron_layout_given)
+        usage_error("--partitioner-layout: not with --megatron-layout (choose one split)");
+      a->partitioner_layout_given = true;
+      a->megatron_layout = false;
     } else if (arg == "--fit-ids") {
       const std::string list = take_value("the id list");
       for (std::string& p : split_id_list(list)) a->fit_patterns.push_back(std::move(p));
