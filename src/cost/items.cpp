@@ -593,6 +593,26 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     if (zero3) H.transient_bytes += (d.V * d.h / t + d.h) * (kBf16 + grad_elem) + kBf16 * L.params;
     // Zero-bubble W state: the output layer's input X and the logits gradient dY (bf16).
     H.wkeep_bytes = kBf16 * m * (d.h / tsp + vn) * act_ovh;
+    // Deferred output-layer wgrad (training.defer_embedding_wgrad; docs/step-time.md "Deferred
+    // output-layer wgrad"). Megatron-Core's ColumnParallelLinear buffers the output layer's
+    // input (the SP-local shard) in the forward and, in the backward, its output gradient
+    // instead of running the wgrad GEMM, while fewer than wgrad_deferral_limit (0 = no limit)
+    // are buffered (tensor_parallel/layers.py: len(grad_output_buffer) < wgrad_deferral_limit).
+    // finish_embedding_wgrad_compute (pipeline_parallel/schedules.py) runs the buffered GEMMs
+    // after the rank's last backward and before finalize_model_grads; Megatron refuses the
+    // option without pipeline parallelism. The k = min(limit, M) deferred GEMMs leave the
+    // steady state: per micro-batch the head keeps (1 − k/M) of its wgrad on average, and
+    // k·g_wgrad runs at the end (evaluate.cpp adds it after the last backward). The buffers
+    // (bf16 input and output gradient, k of each) live until then: they are held beside the
+    // logits transient.
+    if (pb.training.defer_embedding_wgrad && c.pp > 1) {
+      const double n_mb = std::max(1, c.num_microbatches);
+      const double limit = pb.training.wgrad_deferral_limit;
+      const double k = limit > 0 ? std::min(limit, n_mb) : n_mb;
+      H.wgt_s = g_wgrad * (1.0 - k / n_mb);
+      out.head_deferred_wgrad_s = k * g_wgrad;
+      H.transient_bytes += k * kBf16 * m * (d.h / tsp + vn) * act_ovh;
+    }
   }
   return out;
 }

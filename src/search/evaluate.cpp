@@ -1372,6 +1372,17 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     return;
   }
 
+  // Deferred output-layer wgrad (training.defer_embedding_wgrad, cost/items.cpp): the rank that
+  // holds the output layer runs the buffered weight-gradient GEMMs after its last backward, in
+  // the pipeline flush, and finalises its gradients after them (Megatron-Core schedules.py:
+  // finish_embedding_wgrad_compute, then finalize_model_grads_func). I.sim is this evaluation's
+  // copy of the simulation, so the shift does not reach the simulation memo.
+  if (cc.head_deferred_wgrad_s > 0) {
+    const int d = dev_of(S - 1);
+    I.sim.last_grad_end_s[d] += cc.head_deferred_wgrad_s;
+    I.sim.busy_s[d] += cc.head_deferred_wgrad_s;
+  }
+
   // ---- Data-parallel traffic at the step's ends, fixed costs (docs/step-time.md) -----------
   const double mem_bw = pb.gpu.hbm_bytes_per_s * pb.gpu.memory_efficiency;
   double optimizer_s = 0, param_gather_exposed = 0;

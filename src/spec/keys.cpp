@@ -829,6 +829,19 @@ std::vector<KeyDef> build_table() {
                        "reduce-scattered before the sharded optimizer step (DeepSpeed's "
                        "BF16_Optimizer in the pipeline engine); the updated shards are then "
                        "all-gathered as usual"));
+  // Deferred output-layer wgrad (docs/step-time.md "Deferred output-layer wgrad").
+  t.push_back(bool_key("training.defer_embedding_wgrad",
+                       PPSEARCH_REF(bool, training.defer_embedding_wgrad),
+                       "with pp > 1 the output layer's weight-gradient GEMMs of the first "
+                       "training.wgrad_deferral_limit micro-batches run after the last pipeline "
+                       "rank's last backward, in the pipeline flush, and their inputs and output "
+                       "gradients stay buffered until then (Megatron-Core "
+                       "defer_embedding_wgrad_compute)"));
+  t.push_back(int_key("training.wgrad_deferral_limit",
+                      PPSEARCH_REF(int, training.wgrad_deferral_limit), 0,
+                      "micro-batches whose output-layer wgrad training.defer_embedding_wgrad "
+                      "defers, 0 = all (Megatron-Core wgrad_deferral_limit)",
+                      1e6, true));
   // MXFP8 against per-tensor FP8 (docs/precision.md "MXFP8 against per-tensor FP8").
   t.push_back(bool_key("gpu.fp8_non_tn_gemm", PPSEARCH_REF(bool, gpu.fp8_non_tn_gemm),
                        "the FP8 GEMMs take any operand layout (Blackwell), so per-tensor FP8 "

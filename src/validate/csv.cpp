@@ -465,6 +465,11 @@ RunRecord read_row(const std::string& source, const CsvRecord& rec,
   if (auto v = r.number("activation_clamp", std::nextafter(0.0, -1.0), 1e4,
                         "a number in [0, 10000], or empty (0: no clamp)"))
     run.activation_clamp = *v;
+  // Deferred output-layer wgrad (docs/step-time.md "Deferred output-layer wgrad"), empty = the
+  // keys' values.
+  if (auto v = r.integer("wgrad_deferral_limit", 0, 1000000, true,
+                         "an integer in [0, 1000000] (0 = every micro-batch), or empty (off)"))
+    run.wgrad_deferral_limit = static_cast<int>(*v);
 
   // Cross-column rules, only when the columns they use are valid.
   if (issues->size() != before) return run;

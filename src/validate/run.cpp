@@ -137,6 +137,11 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
   if (run.zero1_grad_allreduce) p->training.zero1_grad_allreduce = *run.zero1_grad_allreduce;
   // Clamped gated activation (docs/moe.md "Clamped GLU activation").
   m.activation_clamp = run.activation_clamp;
+  // Deferred output-layer wgrad (docs/step-time.md "Deferred output-layer wgrad").
+  if (run.wgrad_deferral_limit) {
+    p->training.defer_embedding_wgrad = true;
+    p->training.wgrad_deferral_limit = *run.wgrad_deferral_limit;
+  }
 
   p->training.global_batch_size = run.global_batch_size;
   p->training.attention_flops = AttentionFlops::kFull;  // no source halves attention FLOPs

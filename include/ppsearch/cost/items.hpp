@@ -56,6 +56,9 @@ struct ChainCosts {
   double extra_bytes = 0;     // per-GPU workspace: CUDA context + library workspaces + NCCL buffers
   double capacity_bytes = 0;  // usable GPU memory: gpu.memory_gb − gpu.memory_headroom_gb
   double bytes_per_param = 0;  // static bytes per parameter under the ZeRO stage
+  // training.defer_embedding_wgrad: the output layer's deferred weight-gradient GEMMs of one
+  // step, run by the rank that holds the output layer after its last backward (0 otherwise).
+  double head_deferred_wgrad_s = 0;
 };
 
 // Model FLOPs of one optimizer step (docs/algorithms.md §3.1), under the convention

@@ -180,6 +180,12 @@ struct TrainingSpec {
   // optimizer"): under ZeRO-1 the gradients are all-reduced in full, not reduce-scattered, before
   // each rank updates its shard and the shards are all-gathered.
   bool zero1_grad_allreduce = false;
+  // Deferred output-layer weight gradient (docs/step-time.md "Deferred output-layer wgrad"):
+  // Megatron-Core's defer_embedding_wgrad_compute buffers the output layer's input and output
+  // gradient of the first wgrad_deferral_limit micro-batches (0 = all) and runs their wgrad GEMMs
+  // after the last pipeline rank's last backward, in the pipeline flush. Only with pp > 1.
+  bool defer_embedding_wgrad = false;
+  int wgrad_deferral_limit = 0;
   // Optimizer step by implementation (docs/step-time.md "Optimizer step by implementation"):
   // "megatron" (fused Adam over fp32 main weights, 16-bit copy written, gradient buffer zeroed),
   // "torch-foreach" or "torch-fused" (torch.optim.AdamW on FSDP2's fp32 shards, gradients set to

@@ -89,7 +89,10 @@ inline constexpr std::array<const char*, 29> kRunsColumns = {
 ///        (training.zero1_grad_allreduce, empty = the key's default).
 ///        Clamped GLU activation (docs/moe.md): `activation_clamp` (model.activation_clamp, a
 ///        number in [0, 10000], empty = 0).
-inline constexpr std::array<const char*, 40> kRunsOptionalColumns = {
+///        Deferred output-layer wgrad: `wgrad_deferral_limit` (an integer in [0, 1000000]:
+///        training.defer_embedding_wgrad = true and training.wgrad_deferral_limit = it; empty =
+///        the keys' values).
+inline constexpr std::array<const char*, 41> kRunsOptionalColumns = {
     "measured_peak_memory_gb",
     "memory_metric",
     "memory_derivation",
@@ -155,6 +158,10 @@ inline constexpr std::array<const char*, 40> kRunsOptionalColumns = {
     // Clamped gated activation (docs/moe.md "Clamped GLU activation"): model.activation_clamp,
     // a number >= 0 (empty = 0, no clamp).
     "activation_clamp",
+    // Deferred output-layer wgrad (docs/step-time.md "Deferred output-layer wgrad"): the run's
+    // wgrad_deferral_limit with defer_embedding_wgrad_compute on (0 = every micro-batch); empty =
+    // the keys' values (off unless --set).
+    "wgrad_deferral_limit",
 };
 
 /// \brief One checked row of a runs CSV. Integers that the source does not state are
@@ -237,6 +244,9 @@ struct RunRecord {
   // Clamped gated activation (docs/moe.md "Clamped GLU activation"): model.activation_clamp,
   // empty = 0.
   double activation_clamp = 0;
+  // Deferred output-layer wgrad: training.defer_embedding_wgrad = true with
+  // training.wgrad_deferral_limit = this; std::nullopt = the keys' values.
+  std::optional<int> wgrad_deferral_limit;
 };
 
 /// \brief Parses and checks a whole runs CSV. Checks the header (every schema column of
