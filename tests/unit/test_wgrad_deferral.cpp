@@ -7,12 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
 #include "../support/builders.hpp"
+#include "../support/runs_text.hpp"
 #include "ppsearch/cost/comm.hpp"
 #include "ppsearch/cost/items.hpp"
 #include "ppsearch/search/evaluate.hpp"
@@ -127,19 +126,12 @@ TEST(WgradDeferral, EvaluatorRunsTheDeferredGemmsAfterTheLastBackward) {
   EXPECT_EQ(all.reason, Infeasible::kMemory);
 }
 
-std::string read_public_runs() {
-  const std::string path = std::string(PPSEARCH_SOURCE_DIR) + "/tests/validation/runs-public.csv";
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.is_open()) << path;
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 // The runs CSV column: the dgxc-benchmarking v25.01 Llama 3.1 70B and Nemotron-4 340B rows state
 // their YAMLs' limit 22, the 405B rows with pp > 1 the limit 50 (the 32-GPU pp = 1 run switches
 // it off in configure.sh); every other row leaves it empty; the value reaches the keys; a bad cell
 // is an issue naming the column and what is allowed.
 TEST(WgradDeferral, RunsCsvColumnReachesTheKeys) {
-  const std::string text = read_public_runs();
+  const std::string text = test::validation_text("runs-public.csv");
   const std::vector<RunRecord> runs = parse_runs_csv(text, "runs-public.csv");
   int stated = 0;
   for (const RunRecord& r : runs) {
@@ -163,13 +155,10 @@ TEST(WgradDeferral, RunsCsvColumnReachesTheKeys) {
   }
   EXPECT_EQ(stated, 32);
   // A negative cell in the first row that states one.
-  const std::size_t at = text.find("\ndgxc-v25.01-llama31-70b-bf16-64,");
-  ASSERT_NE(at, std::string::npos);
-  const std::size_t eol = text.find('\n', at + 1);
-  const std::size_t comma = text.rfind(',', eol);
-  ASSERT_EQ(text.substr(comma, eol - comma), ",22");
-  std::string bad = text;
-  bad.replace(comma, eol - comma, ",-1");
+  std::string bad = text, was;
+  ASSERT_TRUE(test::replace_cell(&bad, "dgxc-v25.01-llama31-70b-bf16-64", "wgrad_deferral_limit",
+                                 "-1", &was));
+  ASSERT_EQ(was, "22");
   try {
     parse_runs_csv(bad, "t.csv");
     ADD_FAILURE() << "no issue for wgrad_deferral_limit = -1";
