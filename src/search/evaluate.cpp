@@ -269,6 +269,8 @@ void fill_breakdown(Evaluator::Impl& I, const ChainCosts& cc, const std::vector<
   b.optimizer_s = optimizer_s;
   b.step_overhead_s = I.pb.training.step_overhead_s;
   b.straggler_s = straggler_s;
+  b.deferred_wgrad_s = cc.head_deferred_wgrad_s;
+  b.deferred_wgrad_rank = cc.head_deferred_wgrad_s > 0 ? stage_device(I.sched.kind, P, S - 1) : -1;
 }
 
 // Mixture of experts / MLA (docs/moe.md): the dense layers get MLA's projections, the MoE

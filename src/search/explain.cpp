@@ -116,7 +116,12 @@ std::string format_explain(const Problem& problem, const Candidate& c, const Exp
        std::to_string(b.critical_rank) + "'s last backward, optimizer " + secs(e.optimizer_s) +
        ", parameter all-gather " + secs(b.param_gather_exposed_s) + ", tied embedding " +
        secs(b.tied_embedding_s) + ", gradient norm " + secs(b.grad_norm_s) + ", straggler wait " +
-       secs(b.straggler_s) + ", fixed per-step overhead " + secs(b.step_overhead_s) + "\n";
+       secs(b.straggler_s) + ", fixed per-step overhead " + secs(b.step_overhead_s) +
+       (b.deferred_wgrad_rank >= 0
+            ? "; deferred output-layer wgrad " + secs(b.deferred_wgrad_s) + " on rank " +
+                  std::to_string(b.deferred_wgrad_rank) + " after its last backward"
+            : std::string()) +
+       "\n";
 
   // ---- Per pipeline rank ------------------------------------------------------------------
   o += "\nPer pipeline rank (time: forward + backward of one micro-batch, all its chunks):\n";
@@ -353,6 +358,15 @@ std::string schedule_trace_json(const Candidate& c, const ExplainedRow& row) {
       ev("\"name\":\"p2p\",\"cat\":\"p2p\",\"ph\":\"f\",\"bp\":\"e\",\"id\":" + id +
          ",\"pid\":0,\"tid\":" + tid + ",\"ts\":" + us(t.start_s));
     }
+  }
+  // Deferred output-layer wgrad (training.defer_embedding_wgrad): the buffered GEMMs after the
+  // rank's last backward op, before its gradient reduction, as evaluate() charges them.
+  if (b.deferred_wgrad_rank >= 0 && b.deferred_wgrad_rank < P) {
+    const int d = b.deferred_wgrad_rank;
+    ev("\"name\":\"deferred output-layer wgrad\",\"cat\":\"tail\",\"ph\":\"X\",\"pid\":0,"
+       "\"tid\":" +
+       std::to_string(d) + ",\"ts\":" + us(grad_end[d]) + ",\"dur\":" + us(b.deferred_wgrad_s));
+    grad_end[d] += b.deferred_wgrad_s;
   }
   // Step tail (the order of evaluate(): DP reduction per rank, then tied embeddings, the
   // gradient norm, the optimizer and the parameter all-gather for every rank).

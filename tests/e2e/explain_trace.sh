@@ -85,4 +85,25 @@ for t in fifo.json link.json; do
 done
 [ -p fifo.json ] && [ -L link.json ] && ok "FIFO and link left as they were" || bad "targets changed"
 ls -a | grep -q 'ppsearch-tmp' && bad "temporary folder left" || ok "no temporary folder left"
+
+# Deferred output-layer wgrad (docs/step-time.md): the report's tail names it, and the trace has
+# one such event on the last rank, after its last op, with the step still ending at step_s.
+rm -f dw.h5 dw.json
+expect_rc 0 "$PPSEARCH" "${exact[@]}" --set training.defer_embedding_wgrad=true \
+  --set training.wgrad_deferral_limit=4 --output dw.h5 --trace dw.json
+grep -q "deferred output-layer wgrad .* on rank 3 after its last backward" out.txt &&
+  ok "report names the deferred wgrad" || bad "report lacks the deferred wgrad"
+"$PY" - dw.json dw.h5 <<'PY' && ok "trace: deferred wgrad after rank 3's last op, step ends at step_s" || bad "deferred wgrad trace"
+import json, sys, h5py
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+with h5py.File(sys.argv[2], "r") as f:
+    step_s = float(f["candidates"][0]["iteration_time_s"])
+dw = [e for e in ev if e.get("name") == "deferred output-layer wgrad"]
+assert len(dw) == 1 and dw[0]["tid"] == 3 and dw[0]["dur"] > 0, dw
+last_op = max(e["ts"] + e["dur"] for e in ev
+              if e["ph"] == "X" and e["tid"] == 3 and e["cat"] in ("F", "B", "W", "BW", "p2p"))
+assert abs(dw[0]["ts"] - last_op) <= 1e-3, (dw[0]["ts"], last_op)
+end_all = max(e["ts"] + e["dur"] for e in ev if e["ph"] == "X") / 1e6
+assert abs(end_all - step_s) <= 1e-9 * step_s + 1e-9, (end_all, step_s)
+PY
 finish

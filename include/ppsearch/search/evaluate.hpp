@@ -59,6 +59,11 @@ struct EvalBreakdown {
   // Step-time mechanisms (docs/step-time.md): optimizer, clipping and buffer zeroing; the fixed
   // per-step overhead; the straggler wait of the blocking collectives.
   double optimizer_s = 0, step_overhead_s = 0, straggler_s = 0;
+  // training.defer_embedding_wgrad (docs/step-time.md "Deferred output-layer wgrad"): the
+  // output layer's deferred weight-gradient GEMMs, run by deferred_wgrad_rank after its last
+  // backward (already inside grad_end_s of that rank); 0 and -1 without deferral.
+  double deferred_wgrad_s = 0;
+  int deferred_wgrad_rank = -1;
 };
 
 // Holds per-thread workspaces so that the hot loop does not allocate. Not

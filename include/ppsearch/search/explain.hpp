@@ -40,8 +40,9 @@ std::string format_gantt(const ScheduleInput& in, const std::vector<TimedOp>& op
 // Chrome trace event format ("traceEvents", times in microseconds): pid 0 = the pipeline, one
 // tid per pipeline rank; a complete event ("ph":"X") per op with its micro-batch, chunk and
 // virtual stage; a flow arrow per cross-rank dependency; a "send" event per blocking transfer;
-// then the step tail per rank: exposed DP reduction, tied-embedding all-reduce, gradient norm,
-// optimizer, parameter all-gather. The tail ends at the evaluated step time.
+// then the step tail per rank: the deferred output-layer wgrad (training.defer_embedding_wgrad,
+// on the rank holding the output layer), exposed DP reduction, tied-embedding all-reduce,
+// gradient norm, optimizer, parameter all-gather. The tail ends at the evaluated step time.
 std::string schedule_trace_json(const Candidate& c, const ExplainedRow& row);
 
 }  // namespace ppsearch
