@@ -128,18 +128,20 @@ TEST(WgradDeferral, EvaluatorRunsTheDeferredGemmsAfterTheLastBackward) {
 
 // The runs CSV column: the dgxc-benchmarking v25.01 Llama 3.1 70B and Nemotron-4 340B rows state
 // their YAMLs' limit 22, the 405B rows with pp > 1 the limit 50 (the 32-GPU pp = 1 run switches
-// it off in configure.sh); every other row leaves it empty; the value reaches the keys; a bad cell
-// is an issue naming the column and what is allowed.
+// it off in configure.sh), the v25.05 405B rows the NeMo 2.0 recipe's 50; every other row leaves
+// it empty; the value reaches the keys; a bad cell is an issue naming the column and what is
+// allowed.
 TEST(WgradDeferral, RunsCsvColumnReachesTheKeys) {
   const std::string text = test::validation_text("runs-public.csv");
   const std::vector<RunRecord> runs = parse_runs_csv(text, "runs-public.csv");
   int stated = 0;
   for (const RunRecord& r : runs) {
     const bool v2501 = r.id.rfind("dgxc-v25.01-", 0) == 0;
-    const bool mid = r.id.find("llama31-70b") != std::string::npos ||
-                     r.id.find("nemotron4-340b") != std::string::npos;
-    const bool big = r.id.find("llama31-405b") != std::string::npos && r.pp > 1;
-    if (v2501 && (mid || big)) {
+    const bool v2505 = r.id.rfind("dgxc-v25.05-llama31-405b-", 0) == 0;
+    const bool mid = v2501 && (r.id.find("llama31-70b") != std::string::npos ||
+                               r.id.find("nemotron4-340b") != std::string::npos);
+    const bool big = (v2501 || v2505) && r.id.find("llama31-405b") != std::string::npos && r.pp > 1;
+    if (mid || big) {
       ASSERT_TRUE(r.wgrad_deferral_limit.has_value()) << r.id;
       EXPECT_EQ(*r.wgrad_deferral_limit, mid ? 22 : 50) << r.id;
       ++stated;
@@ -153,7 +155,7 @@ TEST(WgradDeferral, RunsCsvColumnReachesTheKeys) {
       EXPECT_FALSE(r.wgrad_deferral_limit.has_value()) << r.id;
     }
   }
-  EXPECT_EQ(stated, 32);
+  EXPECT_EQ(stated, 40);
   // A negative cell in the first row that states one.
   std::string bad = text, was;
   ASSERT_TRUE(test::replace_cell(&bad, "dgxc-v25.01-llama31-70b-bf16-64", "wgrad_deferral_limit",
