@@ -65,8 +65,7 @@ struct Args {
   // Megatron-family rows run the split their recipe ran (framework_layout.hpp) unless
   // --partitioner-layout; --megatron-layout names the default (docs/validation.md).
   bool megatron_layout = true;
-  bool megatron_layout_given = false;
-  bool partitioner_layout_given = false;
+  std::string layout_flag;  // the split flag given, if any (the two exclude each other)
   std::vector<std::string> fit_patterns;
   std::vector<std::string> explain_patterns;  // --explain
   std::vector<std::string> sets;              // --set, applied after the presets, for every row
@@ -129,18 +128,12 @@ bool parse_args(int argc, char** argv, Args* a, int* code) {
     } else if (arg == "--quiet") {
       no_value();
       a->quiet = true;
-    } else if (arg == "--megatron-layout") {
+    } else if (arg == "--megatron-layout" || arg == "--partitioner-layout") {
       no_value();
-      if (a->partitioner_layout_given)
-        usage_error("--megatron-layout: not with --partitioner-layout (choose one split)");
-      a->megatron_layout_given = true;
-      a->megatron_layout = true;
-    } else if (arg == "--partitioner-layout") {
-      no_value();
-      if (a->megatron_layout_given)
-        usage_error("--partitioner-layout: not with --megatron-layout (choose one split)");
-      a->partitioner_layout_given = true;
-      a->megatron_layout = false;
+      if (!a->layout_flag.empty() && a->layout_flag != arg)
+        usage_error(arg + ": not with " + a->layout_flag + " (choose one split)");
+      a->layout_flag = arg;
+      a->megatron_layout = arg == "--megatron-layout";
     } else if (arg == "--fit-ids") {
       const std::string list = take_value("the id list");
       for (std::string& p : split_id_list(list)) a->fit_patterns.push_back(std::move(p));

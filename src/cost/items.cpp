@@ -603,15 +603,15 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     // option without pipeline parallelism. The k = min(limit, M) deferred GEMMs leave the
     // steady state: per micro-batch the head keeps (1 − k/M) of its wgrad on average, and
     // k·g_wgrad runs at the end (evaluate.cpp adds it after the last backward). The buffers
-    // (bf16 input and output gradient, k of each) live until then: they are held beside the
-    // logits transient.
+    // (bf16 input and output gradient, k of each: the pair the zero-bubble W state keeps above)
+    // live until then: they are held beside the logits transient.
     if (pb.training.defer_embedding_wgrad && c.pp > 1) {
       const double n_mb = std::max(1, c.num_microbatches);
       const double limit = pb.training.wgrad_deferral_limit;
       const double k = limit > 0 ? std::min(limit, n_mb) : n_mb;
       H.wgt_s = g_wgrad * (1.0 - k / n_mb);
       out.head_deferred_wgrad_s = k * g_wgrad;
-      H.transient_bytes += k * kBf16 * m * (d.h / tsp + vn) * act_ovh;
+      H.transient_bytes += k * H.wkeep_bytes;
     }
   }
   return out;
