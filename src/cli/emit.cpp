@@ -847,6 +847,12 @@ LaunchConfig torchtitan(const Problem& p, const ResultRow& r,
   const bool async_tp = launch_tp_overlap(b, p, r, "torchtitan's async TP");
   const bool compile = p.training.fused_elementwise || async_tp;
   b.word(compile ? "--compile.enable" : "--compile.no-enable");
+  // training.fused_norm (docs/step-time.md "Fused RMSNorm in eager PyTorch"): no torchtitan flag
+  // chooses it; the torch version does.
+  if (!compile && p.training.fused_norm)
+    b.comment(
+        "training.fused_norm: the norms were costed as PyTorch >= 2.9's fused RMSNorm kernel; "
+        "an older torch runs them composed, slower than modelled");
   if (async_tp) {
     b.word("--compile.enable_async_tensor_parallel");
     b.comment("--compile.enable_async_tensor_parallel: " + tp_overlap_what(p) + " is modelled");

@@ -88,7 +88,7 @@ constexpr KeyOption kKeyOptions[] = {
      "training.stack=NAME): megatron-2021, megatron-2022, nemo-24.x, nemo-25.x (default), "
      "torchtitan-2024, tuned, megatron-core, nemo-24.09-dfa, llmfoundry-2023, "
      "torchtitan-asynctp, torchtitan-compile, torchtitan-asynctp-compile, llmfoundry-2024, "
-     "torchtitan-2025, torchtitan-2025-compile"},
+     "torchtitan-2025, torchtitan-2025-compile, torchtitan-2025-torch29"},
 };
 
 std::string join(const std::vector<std::string>& items, const char* sep) {

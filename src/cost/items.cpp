@@ -194,6 +194,7 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
   const double tsp = c.sp ? t : 1.0;          // sequence-parallel regions are sharded by t
   const double m = double(c.mbs) * d.s / cp;  // tokens per GPU per micro-batch (CP splits s)
   const double mem_bw = gpu.hbm_bytes_per_s * gpu.memory_efficiency;
+  const double norm_scale = norm_bytes_scale(pb.training);  // training.fused_norm
   const double act_ovh = gpu.activation_overhead;
   const int ndom = cl.nvlink_domain_size;
   // Training precision (docs/precision.md): FP8 linear GEMMs, their casts, FP8 weight copies and
@@ -272,11 +273,13 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     const double att_fwd = att_fwd_flops / (gpu.peak_flop_per_s * gpu.attention_efficiency) /
                            fp8_attention_speedup(pb.training, gpu);
     const double att_bwd = 2.5 * att_fwd;
-    // Memory-bound element-wise ops (§3.3): 2 norms (r+w), 2 residual adds (2r+w) in
+    // Memory-bound element-wise ops (§3.3): 2 norms (r+w: 4h), 2 residual adds (2r+w: 6h) in
     // the h-wide (SP-sharded) region, RoPE on q,k, and the activation (SwiGLU reads
-    // 2F writes F; GeLU reads F writes F). Backward moves about twice the bytes.
-    const double ew_fwd_bytes =
-        kBf16 * m * (10.0 * d.h / tsp + 2.0 * (d.hq + d.hkv) / t + (d.glu ? 3.0 : 2.0) * d.F / t);
+    // 2F writes F; GeLU reads F writes F). Backward moves about twice the bytes. The norms'
+    // bytes carry norm_scale (training.fused_norm).
+    const double ew_fwd_bytes = kBf16 * m *
+                                ((4.0 * norm_scale + 6.0) * d.h / tsp + 2.0 * (d.hq + d.hkv) / t +
+                                 (d.glu ? 3.0 : 2.0) * d.F / t);
     // FP8 quantisation passes (docs/precision.md, src/cost/precision.cpp): forward, the inputs
     // of QKV and FC1 (before the SP gather) and of the out-projection and FC2; backward, the
     // output gradients of the four GEMMs; per micro-batch, the layer's weights once per step
@@ -531,7 +534,7 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
   ItemCost& H = out.head;
   {
     const double vn = d.V / t;
-    const double norm_fwd = kBf16 * m * 4.0 * d.h / tsp / mem_bw;
+    const double norm_fwd = norm_scale * kBf16 * m * 4.0 * d.h / tsp / mem_bw;
     const double g_fwd = gemm_time(m, vn, d.h, gpu);
     const double g_dgrad = gemm_time(m, d.h, vn, gpu);
     const double g_wgrad = gemm_time(d.h, vn, m, gpu);

@@ -70,7 +70,7 @@ ItemCost mtp_module_extra(const Problem& pb, const Candidate& c, const Links& li
   // enorm and hnorm (RMSNorm over h, SP-sharded): the per-norm bytes items.cpp charges the head's
   // final norm, backward twice; the concatenation reads and writes 2h per token (the backward's
   // split as much again).
-  const double norm_fwd = 2.0 * kBf16 * m * 4.0 * h / tsp / mem_bw;
+  const double norm_fwd = norm_bytes_scale(pb.training) * 2.0 * kBf16 * m * 4.0 * h / tsp / mem_bw;
   const double cat = kBf16 * m * 4.0 * h / tsp / mem_bw;
   // eh_proj (ColumnParallelLinear 2h → h, gather_output = False; multi_token_prediction.py):
   // [m × 2h]·[2h × h/t], in the layers' linear precision (a TE linear).

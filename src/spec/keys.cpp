@@ -759,6 +759,11 @@ std::vector<KeyDef> build_table() {
                        "under ZeRO-3 the backward's re-gather of each unit's weights hides behind "
                        "the backward (true: FSDP BACKWARD_PRE, FSDP2, Megatron) or is waited for "
                        "(false: FSDP BACKWARD_POST); default from training.stack"));
+  // Fused norms in eager code (docs/step-time.md "Fused RMSNorm in eager PyTorch").
+  t.push_back(bool_key("training.fused_norm", PPSEARCH_REF(bool, training.fused_norm),
+                       "with training.fused_elementwise = false, the norms still run as one "
+                       "fused kernel each (PyTorch >= 2.9 F.rms_norm); no effect when the "
+                       "element-wise ops are fused; default from training.stack"));
 
   // Power-capped GPUs (docs/step-time.md "Power-capped GPUs").
   t.push_back(

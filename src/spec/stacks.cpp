@@ -169,15 +169,29 @@ constexpr StackProfile kProfiles[] = {
     // torchtitan/config/job_config.py @ce8a56fe7; no llama3 train config overrides it). One
     // multi-tensor kernel (28 B per parameter) instead of the foreach passes (80 B):
     // docs/step-time.md "Optimizer step by implementation". The RMSNorm became nn.RMSNorm
-    // (torchtitan/models/llama3/model.py @820504e, model/model.py @ce8a56fe7); in eager it stays
-    // one of the unfused
-    // element-wise ops here (docs/step-time.md says why).
+    // (torchtitan/models/llama3/model.py @820504e, model/model.py @ce8a56fe7); on the torch of
+    // these runs (Jun 2025 and earlier) it is the composite, one of the unfused element-wise ops;
+    // PyTorch 2.9 fuses it (torchtitan-2025-torch29 below; docs/step-time.md "Fused RMSNorm in
+    // eager PyTorch").
     {"torchtitan-2025", true, true, false, false, 0.7, false, false, true,
      "torchtitan 2025 (FSDP2, eager, fused AdamW): DP overlap only, fp32 grad reduce", "fp32", true,
      true, false, false, true, true, "torch-fused"},
     {"torchtitan-2025-compile", true, true, false, false, 0.7, true, false, true,
      "torchtitan 2025 with torch.compile per block and fused AdamW", "fp32", true, true, true,
      false, true, true, "torch-fused"},
+    // torchtitan-2025 on PyTorch 2.9 or a nightly from after its fused RMSNorm landed
+    // (pytorch/pytorch PR #153666, merged in Jul 2025: issue #157345 still waits for it on
+    // 9 Jul 2025, the follow-up PR #159317 of 29 Jul 2025 mends comments "from the original fused
+    // rmsnorm PR"; 2.8 has no aten::_fused_rms_norm_backward, 2.9 of 15 Oct 2025 has it). In
+    // eager, nn.RMSNorm -> F.rms_norm -> rms_norm_symint dispatches a bf16 input with a bf16
+    // weight on CUDA to at::_fused_rms_norm and _fused_rms_norm_backward, one kernel each
+    // (aten/src/ATen/native/layer_norm.cpp), where older versions ran rms_norm_composite
+    // (upcast, pow, mean, add, rsqrt, two multiplies, type_as). So the norms run at the fused
+    // bandwidth while RoPE, SwiGLU and the residual adds stay eager (docs/step-time.md "Fused
+    // RMSNorm in eager PyTorch"). Otherwise as torchtitan-2025.
+    {"torchtitan-2025-torch29", true, true, false, false, 0.7, false, false, true,
+     "torchtitan 2025 (FSDP2, eager, fused AdamW) on PyTorch 2.9: fused RMSNorm", "fp32", true,
+     true, false, false, true, true, "torch-fused", true},
 };
 
 struct Alias {
@@ -206,7 +220,8 @@ const std::vector<std::string>& stack_keys() {
                                                  "training.tp_bwd_overlap",
                                                  "training.split_linears",
                                                  "training.overlap_backward_gather",
-                                                 "training.optimizer_impl"};
+                                                 "training.optimizer_impl",
+                                                 "training.fused_norm"};
   return kKeys;
 }
 
@@ -254,6 +269,7 @@ bool apply_stack(Problem* problem, const std::set<std::string>& explicit_keys) {
   set("training.split_linears", s->split_linears, t.split_linears);
   set("training.overlap_backward_gather", s->overlap_backward_gather, t.overlap_backward_gather);
   set("training.optimizer_impl", std::string(s->optimizer_impl), t.optimizer_impl);
+  set("training.fused_norm", s->fused_norm, t.fused_norm);
   return true;
 }
 

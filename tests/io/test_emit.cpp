@@ -282,7 +282,8 @@ TEST(Emit, TpCommOverlapOnlyWhenModelled) {
 TEST(Emit, StackSettingsAreLaunched) {
   const auto inter = row(4, 4, 1, 8, 2, 1, Schedule::kInterleaved1F1B, Recompute::kNone, 1, 1);
   const auto plain = row(4, 4, 1, 8, 1, 1, Schedule::k1F1B, Recompute::kNone, 1, 1);
-  int bf16_grads = 0, fp32_grads = 0, foreach_opt = 0, compiled = 0, eager = 0, exact = 0;
+  int bf16_grads = 0, fp32_grads = 0, foreach_opt = 0, compiled = 0, eager = 0, exact = 0,
+      fused_norms = 0;
   for (const std::string& name : stack_names()) {
     const Problem p = llama70b_on(name);
     const TrainingSpec& t = p.training;
@@ -343,7 +344,11 @@ TEST(Emit, StackSettingsAreLaunched) {
         << name << tt.text;
     compiled += compile;
     eager += !compile;
+    // The fused norm of an eager profile is the torch version's, not a flag: a comment says so.
+    EXPECT_EQ(has(tt, "# training.fused_norm: "), !compile && t.fused_norm) << name << tt.text;
+    fused_norms += !compile && t.fused_norm;
   }
+  EXPECT_GT(fused_norms, 0);
   // The profiles cover both sides of every setting checked.
   EXPECT_GT(bf16_grads, 0);
   EXPECT_GT(fp32_grads, 0);

@@ -11,6 +11,14 @@
 namespace ppsearch {
 
 // Costs of one item for one micro-batch, on one GPU.
+// Fused norms in eager code (training.fused_norm; docs/step-time.md "Fused RMSNorm in eager
+// PyTorch"): the factor on the norms' element-wise bytes. evaluate.cpp halves the memory
+// efficiency of eager stacks (training.fused_elementwise = false); a norm that runs as one fused
+// kernel moves its bytes at the fused bandwidth, i.e. half the time at the halved efficiency.
+inline double norm_bytes_scale(const TrainingSpec& t) {
+  return (!t.fused_elementwise && t.fused_norm) ? 0.5 : 1.0;
+}
+
 struct ItemCost {
   // Times (s). fwd/bwd/wgt include the exposed TP and CP communication; the
   // *_compute fields are the same without communication, for reporting.

@@ -191,6 +191,11 @@ struct TrainingSpec {
   // "torch-foreach" or "torch-fused" (torch.optim.AdamW on FSDP2's fp32 shards, gradients set to
   // None). Default from training.stack.
   std::string optimizer_impl = "megatron";
+  // Fused norms in eager code (docs/step-time.md "Fused RMSNorm in eager PyTorch"): with
+  // fused_elementwise = false, the two norms of a layer (and the final norm) still run as one
+  // kernel each, at the fused bandwidth, while the other element-wise ops stay eager. PyTorch's
+  // F.rms_norm / nn.RMSNorm on CUDA from 2.9 (at::_fused_rms_norm). Default from training.stack.
+  bool fused_norm = false;
 };
 
 struct GpuSpec {

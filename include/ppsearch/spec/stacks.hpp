@@ -37,6 +37,8 @@ struct StackProfile {
   bool overlap_backward_gather = true;  // training.overlap_backward_gather
   // Optimizer step by implementation (docs/step-time.md "Optimizer step by implementation").
   const char* optimizer_impl = "megatron";  // training.optimizer_impl
+  // Fused norms in eager code (docs/step-time.md "Fused RMSNorm in eager PyTorch").
+  bool fused_norm = false;  // training.fused_norm
 };
 
 inline constexpr const char* kDefaultStack = "nemo-25.x";
@@ -46,7 +48,8 @@ const std::vector<std::string>& stack_keys();
 
 // Canonical profile names (megatron-2021, megatron-2022, nemo-24.x, nemo-25.x, torchtitan-2024,
 // tuned, megatron-core, nemo-24.09-dfa, llmfoundry-2023, torchtitan-asynctp, torchtitan-compile,
-// torchtitan-asynctp-compile, llmfoundry-2024, torchtitan-2025, torchtitan-2025-compile).
+// torchtitan-asynctp-compile, llmfoundry-2024, torchtitan-2025, torchtitan-2025-compile,
+// torchtitan-2025-torch29).
 const std::vector<std::string>& stack_names();
 
 // The profile of a canonical name or of an alias the runs CSV uses (megatron, nemo,
