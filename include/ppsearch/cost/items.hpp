@@ -10,7 +10,6 @@
 
 namespace ppsearch {
 
-// Costs of one item for one micro-batch, on one GPU.
 // Fused norms in eager code (training.fused_norm; docs/step-time.md "Fused RMSNorm in eager
 // PyTorch"): the factor on the norms' element-wise bytes. evaluate.cpp halves the memory
 // efficiency of eager stacks (training.fused_elementwise = false); a norm that runs as one fused
@@ -19,6 +18,7 @@ inline double norm_bytes_scale(const TrainingSpec& t) {
   return (!t.fused_elementwise && t.fused_norm) ? 0.5 : 1.0;
 }
 
+// Costs of one item for one micro-batch, on one GPU.
 struct ItemCost {
   // Times (s). fwd/bwd/wgt include the exposed TP and CP communication; the
   // *_compute fields are the same without communication, for reporting.
