@@ -31,6 +31,8 @@
 
 #include <algorithm>
 
+#include "ppsearch/cost/items.hpp"
+
 namespace ppsearch {
 
 bool alibi_materialized(const Problem& pb) {
@@ -40,7 +42,8 @@ bool alibi_materialized(const Problem& pb) {
 double alibi_bias_fwd_s(const Problem& pb, double tokens, double keys, double heads) {
   if (!alibi_materialized(pb) || tokens <= 0 || keys <= 0 || heads <= 0) return 0.0;
   const double eff =
-      std::min(1.0, pb.gpu.memory_efficiency * (pb.training.fused_elementwise ? 1.0 : 2.0));
+      std::min(1.0, pb.gpu.memory_efficiency *
+                        (pb.training.fused_elementwise ? 1.0 : 1.0 / kEagerMemoryEfficiency));
   const double bw = pb.gpu.hbm_bytes_per_s * eff;
   if (bw <= 0) return 0.0;
   return kAlibiBytesPerScore * tokens * keys * heads / bw;

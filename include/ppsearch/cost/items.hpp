@@ -10,12 +10,18 @@
 
 namespace ppsearch {
 
+// Eager (unfused) norm, SwiGLU and RoPE kernels write and re-read their intermediates, about
+// twice the bytes of the fused kernels: with training.fused_elementwise = false the evaluator
+// multiplies gpu.memory_efficiency by this factor for the element-wise kernels (evaluate.cpp;
+// docs/step-time.md "Attention generation and element-wise fusion").
+inline constexpr double kEagerMemoryEfficiency = 0.5;
+
 // Fused norms in eager code (training.fused_norm; docs/step-time.md "Fused RMSNorm in eager
-// PyTorch"): the factor on the norms' element-wise bytes. evaluate.cpp halves the memory
-// efficiency of eager stacks (training.fused_elementwise = false); a norm that runs as one fused
-// kernel moves its bytes at the fused bandwidth, i.e. half the time at the halved efficiency.
+// PyTorch"): the factor on the norms' element-wise bytes. A norm that runs as one fused kernel
+// beside eager ops moves its bytes at the fused bandwidth, i.e. kEagerMemoryEfficiency of the
+// time at the eager efficiency.
 inline double norm_bytes_scale(const TrainingSpec& t) {
-  return (!t.fused_elementwise && t.fused_norm) ? 0.5 : 1.0;
+  return (!t.fused_elementwise && t.fused_norm) ? kEagerMemoryEfficiency : 1.0;
 }
 
 // Costs of one item for one micro-batch, on one GPU.
