@@ -1371,6 +1371,44 @@ bool interleaved_more_candidates(const PartitionProblem& problem,
                                                    reference, tie_limit, tau);
 }
 
+int megatron_layouts(int layers, int stages, std::vector<int>& out) {
+  if (layers < 1 || stages < 1) return 0;
+  const int S = stages;
+  const int n_items = layers + 2;
+  int n = 0;
+  const std::size_t start = out.size();
+  // One layout: bounds[st] = st·per + shift for 0 < st < S (bounds[0] = 0, bounds[S] = n_items).
+  auto add = [&](int per, int shift) {
+    const std::size_t at = out.size();
+    out.push_back(0);
+    for (int st = 1; st < S; ++st) out.push_back(st * per + shift);
+    out.push_back(n_items);
+    for (int st = 0; st < S; ++st) {
+      if (out[at + st + 1] <= out[at + st]) {  // an empty stage: not a layout
+        out.resize(at);
+        return;
+      }
+    }
+    // Skip a duplicate of a layout appended before (stages ≤ 2 can make two coincide).
+    for (std::size_t k = start; k < at; k += static_cast<std::size_t>(S) + 1) {
+      if (std::equal(out.begin() + at, out.end(), out.begin() + k)) {
+        out.resize(at);
+        return;
+      }
+    }
+    ++n;
+  };
+  // Even: stage st starts at layer st·per + 1 (item index = layer index).
+  if (layers % S == 0) add(layers / S, 1);
+  // The embedding counted as a layer of the first stage: stage st starts at item st·per.
+  if ((layers + 1) % S == 0) add((layers + 1) / S, 0);
+  // The loss counted as a layer of the last stage: the first stage is E + per layers.
+  if ((layers + 1) % S == 0) add((layers + 1) / S, 1);
+  // Both: stage st starts at item st·per, the last stage ends with the output layer.
+  if ((layers + 2) % S == 0) add((layers + 2) / S, 0);
+  return n;
+}
+
 double max_device_load(const PartitionProblem& problem, const std::vector<int>& stage_device,
                        const std::vector<int>& bounds) {
   return detail::PartitionKernels::max_load(problem, stage_device, bounds);

@@ -69,6 +69,7 @@ struct Evaluator::Impl {
                                        // interleaved / V-shaped schedules take it)
   std::vector<const ItemCost*> items;  // item(i) of the current candidate, for place()
   std::vector<int> chain_bounds;       // interleaved: the candidate chain being simulated
+  std::vector<int> fixed_layouts;      // interleaved: Megatron's layouts (megatron_layouts())
   // Memo of recent schedule simulations, keyed by their whole input (docs/performance.md
   // "Simulation memo").
   SimulationCache sim_cache;
@@ -955,10 +956,44 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       const double low = (stat + live_min * act + act_min * excess) / P + tr_min + cc.extra_bytes;
       hopeless = low > cap * (1.0 + 1e-9);
     }
+    // A lower bound on the makespan of device d (stage d is its first, interleaved and V-shape
+    // alike): it runs every op of its chunks for all M micro-batches one after another (the item
+    // times are the op durations), cannot start before the first micro-batch's forward has
+    // passed stages 0..d−1, and after its last op (the backward of stage d of the last
+    // micro-batch) the backwards of stages d−1..0 remain. Over the devices, for chain `b`
+    // (after memory_over(), whose device array it reuses).
+    auto makespan_low = [&](const std::vector<int>& b) {
+      std::vector<double>& low = I.chunk_need;
+      low.assign(P, 0.0);
+      double head = 0, bound = 0;
+      for (int st = 0; st < S; ++st) {
+        double lo = low[I.stage_device[st]];
+        for (int i = b[st]; i < b[st + 1]; ++i) lo += pp.time_s[i];
+        low[I.stage_device[st]] = lo;
+      }
+      for (int d = 0; d < P; ++d) {
+        bound = std::max(bound, head + M * low[d]);
+        for (int i = b[d]; i < b[d + 1]; ++i) head += item_at[i]->fwd_s + item_at[i]->bwd_s;
+      }
+      return bound;
+    };
     const std::vector<int>& chains = relaxed_bounds(!hopeless);
     const std::size_t width = static_cast<std::size_t>(S) + 1;
     const int n_chains = static_cast<int>(chains.size() / width);
-    const bool even = pb.model.layers % S == 0;
+    // Megatron-Core's own splits (docs/algorithms.md §1.3 "Megatron's layouts"), in this
+    // order: the even one (layers divisible by P·v), and the ones its
+    // account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split options
+    // build, where the embedding, the loss or both count as one layer of the first or last
+    // virtual stage (NVIDIA/Megatron-LM d98e8a64 megatron/core/transformer/transformer_block.py
+    // get_num_layers_to_build). A chain DP tie or the memory repair can miss them although
+    // they are balanced by construction.
+    // The even one is a candidate chain below; the others are tried after the chain choice and
+    // its fallbacks (try_accounted()), so that a slower one that fits cannot stand in for the
+    // memory repair, which runs only when no candidate chain fits.
+    I.fixed_layouts.clear();
+    int n_fixed = megatron_layouts(pb.model.layers, S, I.fixed_layouts);
+    const int n_even = pb.model.layers % S == 0 ? 1 : 0;  // the even one comes first
+    if (!I.opt.megatron_layouts) n_fixed = n_even;
     std::vector<int>& cand = I.chain_bounds;
     double best_time = std::numeric_limits<double>::infinity();
     int best = -1;
@@ -973,15 +1008,13 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     bool tried_ok[8];
     double tried_peak[8];
     int tried_rank[8];
-    for (int k = 0; k < n_chains + (even ? 1 : 0); ++k) {
+    for (int k = 0; k < n_chains + n_even; ++k) {
       if (k > 0 && hopeless) break;  // memory_over() holds for it (the bound above)
       if (k < n_chains) {
         cand.assign(chains.begin() + k * width, chains.begin() + (k + 1) * width);
       } else {
-        const int per = pb.model.layers / S;
-        cand.assign(S + 1, 0);
-        for (int st = 1; st < S; ++st) cand[st] = st * per + 1;
-        cand[S] = pb.model.layers + 2;
+        cand.assign(I.fixed_layouts.begin() + (k - n_chains) * width,
+                    I.fixed_layouts.begin() + (k - n_chains + 1) * width);
       }
       bool seen = false;
       for (int j = 0; j < k && j < n_chains && !seen; ++j) {
@@ -993,27 +1026,9 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         memory_first = may_memory_first && memory_over(cand);
       } else {
         if (memory_over(cand)) continue;
-        std::vector<double>& low = I.chunk_need;
-        // A lower bound on the makespan of device d (stage d is its first, interleaved and
-        // V-shape alike): it runs every op of its chunks for all M micro-batches one after
-        // another (the item times are the op durations), cannot start before the first
-        // micro-batch's forward has passed stages 0..d−1, and after its last op (the backward
-        // of stage d of the last micro-batch) the backwards of stages d−1..0 remain. A
-        // candidate that cannot beat the best so far is not simulated.
-        if (best >= 0) {
-          std::fill(low.begin(), low.end(), 0.0);
-          double head = 0, bound = 0;
-          for (int st = 0; st < S; ++st) {
-            double lo = low[I.stage_device[st]];
-            for (int i = cand[st]; i < cand[st + 1]; ++i) lo += pp.time_s[i];
-            low[I.stage_device[st]] = lo;
-          }
-          for (int d = 0; d < P; ++d) {
-            bound = std::max(bound, head + M * low[d]);
-            for (int i = cand[d]; i < cand[d + 1]; ++i)
-              head += item_at[i]->fwd_s + item_at[i]->bwd_s;
-          }
-          if (bound >= best_time * (1.0 - kPartitionTieTolerance)) continue;
+        // A candidate that cannot beat the best so far is not simulated.
+        if (best >= 0 && makespan_low(cand) >= best_time * (1.0 - kPartitionTieTolerance)) {
+          continue;
         }
       }
       const bool placed = place(cand, &peak, &peak_rank);
@@ -1242,6 +1257,43 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         if (left > (excess - left) * (kRepairSteps - 1 - step)) break;
       }
     }
+    // Megatron's layouts other than the even one (megatron_layouts(): the embedding, the loss or
+    // both counted as layers), after the chain choice and its fallbacks: each that fits and is
+    // faster beyond the tolerance replaces the chosen chain (`have`: I holds the chosen chain as
+    // place() left it, with `bounds`, `peak` and `peak_rank`). True if a chain is chosen then.
+    auto try_accounted = [&](bool have) {
+      if (hopeless || n_fixed <= n_even) return have;
+      double t_best = have ? I.sim.time_s : std::numeric_limits<double>::infinity();
+      if (have) I.swap_placed();  // the chosen chain's placement kept aside
+      const double kept_peak = peak;
+      const int kept_rank = peak_rank;
+      bool adopted = false;
+      for (int j = n_even; j < n_fixed; ++j) {
+        cand.assign(I.fixed_layouts.begin() + j * width, I.fixed_layouts.begin() + (j + 1) * width);
+        if (have && std::equal(cand.begin(), cand.end(), bounds.begin())) continue;
+        if (memory_over(cand)) continue;
+        if (std::isfinite(t_best) &&
+            makespan_low(cand) >= t_best * (1.0 - kPartitionTieTolerance)) {
+          continue;
+        }
+        double pk = 0;
+        int rk = 0;
+        if (!place(cand, &pk, &rk) || pk > cap) continue;
+        if (!(I.sim.time_s < t_best * (1.0 - kPartitionTieTolerance))) continue;
+        t_best = I.sim.time_s;
+        bounds = cand;
+        peak = pk;
+        peak_rank = rk;
+        I.swap_placed();  // this one kept aside instead
+        have = adopted = true;
+      }
+      if (have) I.swap_placed();  // the chosen chain back in place
+      if (!adopted) {
+        peak = kept_peak;
+        peak_rank = kept_rank;
+      }
+      return have;
+    };
     if (best >= 0) {
       // The winner as place() left it (placing it again would give the same bits).
       I.swap_placed();
@@ -1264,10 +1316,8 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
           bool same = true;
           if (k < n_chains) {
             same = std::equal(b.begin(), b.end(), chains.begin() + k * width);
-          } else {  // Megatron's even layout
-            const int per = pb.model.layers / S;
-            same = b[0] == 0 && b[S] == pb.model.layers + 2;
-            for (int st = 1; st < S && same; ++st) same = b[st] == st * per + 1;
+          } else {  // one of Megatron's layouts
+            same = std::equal(b.begin(), b.end(), I.fixed_layouts.begin() + (k - n_chains) * width);
           }
           if (same) return t;
         }
@@ -1359,12 +1409,14 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         if (!place(bounds, &peak, &peak_rank)) throw std::logic_error("evaluate: repaired chain");
         ok = true;
       }
-      if (!ok) {
+      if (!try_accounted(ok)) {
         set_infeasible(&e, Infeasible::kMemory);
         e.worst_rank = need_rank;
         e.needed_bytes = need_bytes;
         return;
       }
+    } else {
+      try_accounted(true);
     }
   }
   e.worst_rank = peak_rank;

@@ -253,6 +253,20 @@ bool interleaved_more_candidates(const PartitionProblem& problem,
 double max_device_load(const PartitionProblem& problem, const std::vector<int>& stage_device,
                        const std::vector<int>& bounds);
 
+/// Megatron-Core's own splits of a chain of `layers` transformer layers between the embedding
+/// (item 0) and the output layer with its loss (item layers + 1) over `stages` virtual stages
+/// (NVIDIA/Megatron-LM d98e8a64 megatron/core/transformer/transformer_block.py
+/// get_num_layers_to_build; docs/algorithms.md §1.3 "Megatron's layouts"):
+///   - even: layers/stages per stage, the embedding on the first, the output layer on the last;
+///   - account_for_embedding_in_pipeline_split: the embedding counts as a layer of the first
+///     stage, (layers + 1)/stages per stage;
+///   - account_for_loss_in_pipeline_split: the loss counts as a layer of the last stage;
+///   - both options: (layers + 2)/stages per stage, one layer fewer on the first and the last.
+/// Appends the stages + 1 bounds of each layout whose division is exact (in this order) to `out`
+/// and returns how many it appended (0 to 3; at most one of the last three exists unless
+/// stages ≤ 2). Every stage holds at least one item.
+int megatron_layouts(int layers, int stages, std::vector<int>& out);
+
 /// Partial recomputation chosen per stage (Megatron-LM's --recompute-granularity full
 /// --recompute-method block --recompute-num-layers N, which recomputes the first N layers of
 /// each stage; with a per-stage count as in AdaPipe, Sun et al., ASPLOS'24). The items flagged

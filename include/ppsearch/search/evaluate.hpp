@@ -29,6 +29,10 @@ struct EvalOptions {
                               // is by its bound), simulate the next ones' memory before their
                               // times (simulate_memory(), docs/performance.md "Memory before
                               // time"; the same result bit for bit); off: always in full
+  // Interleaved / V-shaped: also simulate the splits Megatron-Core builds with
+  // account_for_embedding/loss_in_pipeline_split (megatron_layouts(), docs/algorithms.md §1.3
+  // "Megatron's layouts"); off: of Megatron's splits only the even one.
+  bool megatron_layouts = true;
 };
 
 // What lies behind one feasible evaluation, per pipeline rank (index = rank): the schedule
