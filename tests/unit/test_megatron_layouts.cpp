@@ -11,33 +11,14 @@
 #include <vector>
 
 #include "../support/builders.hpp"
+#include "../support/layout_text.hpp"
 #include "ppsearch/partition/partition.hpp"
 #include "ppsearch/search/evaluate.hpp"
 
 namespace ppsearch {
 namespace {
 
-// Megatron-LM layout text of stage bounds over items 0 (embedding), 1..L (layers), L+1 (head).
-std::string layout_of(const std::vector<int>& b, int layers) {
-  std::string s;
-  for (std::size_t k = 0; k + 1 < b.size(); ++k) {
-    if (k) s += "|";
-    int n = 0;
-    for (int i = b[k]; i < b[k + 1]; ++i) {
-      if (i == 0) {
-        s += "E";
-      } else if (i == layers + 1) {
-        if (n) s += (n == 1 ? "t" : "t*" + std::to_string(n));
-        n = -1;
-        s += "L";
-      } else {
-        ++n;
-      }
-    }
-    if (n > 0) s += (n == 1 ? "t" : "t*" + std::to_string(n));
-  }
-  return s;
-}
+using test::layout_of;
 
 // Megatron's rule (transformer_block.py get_num_layers_to_build, written out): with the
 // embedding (e = 1) and / or the loss (l = 1) counted as layers, every virtual stage builds
