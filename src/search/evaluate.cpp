@@ -1377,15 +1377,13 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       }
       double need_bytes = first_peak;
       int need_rank = first_rank;
-      if (!ok && pb.model.layers % S == 0) {
+      if (!ok && n_even > 0) {
         // Last try: Megatron-LM's own layout, the same number of layers in every chunk, the
         // embedding with the first chunk and the head with the last (num_layers divisible by
         // PP·VPP is what Megatron requires of an interleaved run; docs/memory.md
-        // "Interleaved"). A published interleaved run is laid out this way.
-        const int per = pb.model.layers / S;
-        bounds.assign(S + 1, 0);
-        for (int st = 1; st < S; ++st) bounds[st] = st * per + 1;
-        bounds[S] = pb.model.layers + 2;
+        // "Interleaved"). A published interleaved run is laid out this way. It is the first of
+        // megatron_layouts().
+        bounds.assign(I.fixed_layouts.begin(), I.fixed_layouts.begin() + width);
         bool placed = false;
         if (const int t = tried_unfit(bounds); t >= 0) {  // placed above: its figures
           placed = tried_ok[t];
