@@ -57,6 +57,11 @@ struct Evaluator::Impl {
   std::vector<double> repair_mem0, repair_low, repair_margin, repair_stage_t, repair_load;
   std::vector<double> repair_try, repair_dload, repair_dt, repair_mem, repair_next_mem;
   std::vector<double> repair_pre, repair_suf;
+  // Interleaved memory polish (docs/algorithms.md §1.3 "Memory polish"): the chain walked, a
+  // move tried, its memory bounds and simulated peaks.
+  std::vector<int> polish_bounds, polish_try;
+  std::vector<double> polish_low, polish_mem, polish_next_mem, polish_load, polish_margin;
+  std::vector<double> polish_stage_t, polish_pre, polish_suf, polish_db, polish_dl, polish_moved;
   // Memo of the time-optimal partition without a memory limit, keyed by what it
   // depends on (stage count, item times, per-stage p2p): consecutive candidates that
   // differ only in ZeRO stage, DP or memory share it.
@@ -158,6 +163,34 @@ namespace {
 // step, and the most steps (items moved).
 constexpr int kRepairWidth = 2;
 constexpr int kRepairSteps = 8;
+// Interleaved memory polish (docs/algorithms.md §1.3 "Memory polish"): the moves simulated per
+// step, and the most steps.
+constexpr int kPolishWidth = 3;
+constexpr int kPolishSteps = 4;
+
+// The memory repair's and polish's move on a chain's stage bounds: passes one item from stage
+// `from` to stage `to`, every stage in between giving one item on and taking one;
+// pass_item(b, to, from) undoes pass_item(b, from, to).
+void pass_item(std::vector<int>& b, int from, int to) {
+  if (to > from) {
+    for (int k = from + 1; k <= to; ++k) --b[k];
+  } else {
+    for (int k = to + 1; k <= from; ++k) ++b[k];
+  }
+}
+
+// Inserts `mv` into the best-first list top[0..n) of at most `width` entries, after every entry
+// it does not beat (`better(x, y)`: x ranks before y), so an earlier entry wins a tie.
+template <class Move, class Better>
+void keep_best(Move* top, int& n, int width, const Move& mv, Better better) {
+  int pos = n;
+  while (pos > 0 && better(mv, top[pos - 1])) --pos;
+  if (pos >= width) return;
+  // (k > 0 is implied by k > pos; spelled out for g++'s -Warray-bounds at width 1)
+  for (int k = std::min(n, width - 1); k > pos && k > 0; --k) top[k] = top[k - 1];
+  top[pos] = mv;
+  n = std::min(n + 1, width);
+}
 
 void set_infeasible(Evaluation* e, Infeasible why) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -1084,6 +1117,9 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     // bounds within P × the capacity, and a move changes that sum only by the moved item's
     // activations times the difference of two in-flight counts (its static bytes stay on some
     // device) and the devices' largest transients by at most P × the largest.
+    auto held = [&](int i, int stage) {  // item i's bytes on its device at `stage`
+      return pp.static_bytes[i] + live_of(stage) * pp.act_bytes[i];
+    };
     bool walk = !hopeless && I.opt.memory_repair && best < 0;
     if (walk) {
       double live_min = std::numeric_limits<double>::infinity(), live_max = 1.0;
@@ -1113,18 +1149,6 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       std::vector<double>& dL = I.repair_dload;
       std::vector<double>& dT = I.repair_dt;
       margin.resize(P);
-      // Passes one item from stage `from` to stage `to` along the chain, every stage in between
-      // giving one item on and taking one; shift(b, to, from) undoes shift(b, from, to).
-      auto shift = [](std::vector<int>& b, int from, int to) {
-        if (to > from) {
-          for (int k = from + 1; k <= to; ++k) --b[k];
-        } else {
-          for (int k = to + 1; k <= from; ++k) ++b[k];
-        }
-      };
-      auto held = [&](int i, int stage) {  // item i's bytes on its device at `stage`
-        return pp.static_bytes[i] + live_of(stage) * pp.act_bytes[i];
-      };
       auto over_of = [&](int d, double shifted) {  // predicted excess of device d
         return std::max(0.0, low[d] + shifted + margin[d] - cap);
       };
@@ -1213,15 +1237,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
               for (int d = 0; d < P; ++d) mv.load = std::max(mv.load, load[d] + dL[d]);
               const int lo = std::min(st, to), hi = std::max(st, to);
               mv.chunk = std::max({passed, stage_t[to] + dT[to], pre[lo], suf[hi + 1]});
-              int pos = n_top;
-              while (pos > 0 && better(mv, top[pos - 1])) --pos;
-              if (pos < kRepairWidth) {
-                // (k > 0 is implied by k > pos; spelled out for g++'s -Warray-bounds at width 1)
-                for (int k = std::min(n_top, kRepairWidth - 1); k > pos && k > 0; --k)
-                  top[k] = top[k - 1];
-                top[pos] = mv;
-                n_top = std::min(n_top + 1, kRepairWidth);
-              }
+              keep_best(top, n_top, kRepairWidth, mv, better);
             }
           }
         }
@@ -1231,7 +1247,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         bool fitted = false;
         double next_excess = excess - eo;  // lower than that: not last-bit noise
         for (int k = 0; k < n_top; ++k) {
-          shift(rb, top[k].from, top[k].to);
+          pass_item(rb, top[k].from, top[k].to);
           if (place(rb, &pk, &pr)) {
             if (pk <= cap) {
               fitted = true;
@@ -1246,10 +1262,10 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
               I.repair_next_mem = I.dev_mem;
             }
           }
-          shift(rb, top[k].to, top[k].from);
+          pass_item(rb, top[k].to, top[k].from);
         }
         if (fitted || next < 0) break;
-        shift(rb, top[next].from, top[next].to);
+        pass_item(rb, top[next].from, top[next].to);
         mem = I.repair_next_mem;
         device_bound(rb, low);
         // At this step's rate, the steps left cannot bring the excess to zero: give up.
@@ -1415,6 +1431,143 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       }
     } else {
       try_accounted(true);
+    }
+    // Memory polish (docs/algorithms.md §1.3 "Memory polish"). When the first candidate chain
+    // did not fit, the chain chosen above (a later candidate, the repair's, a fallback's or one
+    // of Megatron's) fits but was not chosen for its time. From it, each step moves one item
+    // from a stage to a neighbouring stage of the chain or to the next or previous chunk of the
+    // same device (every stage in between passing one item on). Of the moves that keep every
+    // device's bound plus its last simulated margin within the capacity, the kPolishWidth with
+    // the lowest estimate M · (largest device load) + (P − 1) · (largest stage time) +
+    // M / (4P) · Σ_k |t_k+1 − t_k| are simulated, if below the chain's own: M micro-batches of
+    // steady state on the busiest device and the fill and drain of P − 1 stages (Narayanan et
+    // al., SC'21 §2.2), and the stalls between consecutive stages of unequal time, which the
+    // device loads cannot see (a heavy chunk between two light ones idles the next device in
+    // every round of P micro-batches; the weight 1/4 is a ranking choice, measured in
+    // tests/unit/test_memory_repair.cpp, not a cost). The fastest that fits and is faster
+    // beyond the tolerance is kept; the walk stops when none is, or after kPolishSteps steps.
+    // Never slower than the chain it starts from.
+    if (I.opt.memory_polish && !hopeless && first_peak_all > cap) {
+      std::vector<int>& cur = I.polish_bounds;
+      std::vector<int>& tb = I.polish_try;
+      std::vector<double>& low = I.polish_low;        // the walked chain's bounds, per device
+      std::vector<double>& mem = I.polish_mem;        // its simulated peaks, per device
+      std::vector<double>& load = I.polish_load;      // its loads, per device
+      std::vector<double>& margin = I.polish_margin;  // simulated peak − bound, per device
+      std::vector<double>& st_t = I.polish_stage_t;   // its stage times (T + c)
+      std::vector<double>& pre = I.polish_pre;        // prefix / suffix maxima of st_t
+      std::vector<double>& suf = I.polish_suf;
+      std::vector<double>& dB = I.polish_db;  // a move's changes to the bounds and loads
+      std::vector<double>& dL = I.polish_dl;
+      cur = bounds;
+      mem = I.dev_mem;
+      double t_cur = I.sim.time_s;
+      I.swap_placed();  // the chosen chain's placement kept aside
+      const double et = 1.0 - kPartitionTieTolerance;
+      const double w_tv = M / (4.0 * P);
+      struct Move {
+        int from = -1, to = -1;
+        double est = 0;
+      };
+      Move top[kPolishWidth];
+      std::vector<double>& moved_t = I.polish_moved;  // the new times of stages lo..hi
+      moved_t.resize(static_cast<std::size_t>(P) + 1);
+      for (int step = 0; step < kPolishSteps; ++step) {
+        device_bound(cur, low);
+        margin.resize(P);
+        load.assign(P, 0.0);
+        st_t.resize(S);
+        for (int d = 0; d < P; ++d) margin[d] = std::max(0.0, mem[d] - low[d]);
+        for (int k = 0; k < S; ++k) {
+          double t = pp.comm_s[k];
+          for (int it = cur[k]; it < cur[k + 1]; ++it) t += pp.time_s[it];
+          st_t[k] = t;
+          load[I.stage_device[k]] += t;
+        }
+        pre.assign(S + 1, 0.0);
+        suf.assign(S + 1, 0.0);
+        for (int k = 0; k < S; ++k) pre[k + 1] = std::max(pre[k], st_t[k]);
+        for (int k = S - 1; k >= 0; --k) suf[k] = std::max(suf[k + 1], st_t[k]);
+        double tv0 = 0, most0 = 0;
+        for (int k = 0; k + 1 < S; ++k) tv0 += std::fabs(st_t[k + 1] - st_t[k]);
+        for (int d = 0; d < P; ++d) most0 = std::max(most0, load[d]);
+        const double est0 = M * most0 + (P - 1) * pre[S] + w_tv * tv0;
+        int n_top = 0;
+        const int reach[4] = {+1, -1, +P, -P};
+        for (int st = 0; st < S; ++st) {
+          if (cur[st + 1] - cur[st] < 2) continue;  // the source keeps an item
+          for (int r = 0; r < (P > 1 ? 4 : 2); ++r) {
+            const int to = st + reach[r];
+            if (to < 0 || to >= S) continue;
+            const int dir = to > st ? +1 : -1;
+            const int lo = std::min(st, to), hi = std::max(st, to);
+            dB.assign(P, 0.0);
+            dL.assign(P, 0.0);
+            // Each boundary between st and `to` passes one item on; the stages in between keep
+            // their counts. moved_t holds the new times of stages lo..hi.
+            for (int k = lo; k <= hi; ++k) moved_t[k - lo] = st_t[k];
+            for (int k = st + dir;; k += dir) {
+              const int src = k - dir;
+              const int mi = dir > 0 ? cur[k] - 1 : cur[src];
+              const int ds = I.stage_device[src], dt = I.stage_device[k];
+              dB[ds] -= held(mi, src);
+              dB[dt] += held(mi, k);
+              dL[ds] -= pp.time_s[mi];
+              dL[dt] += pp.time_s[mi];
+              moved_t[src - lo] -= pp.time_s[mi];
+              moved_t[k - lo] += pp.time_s[mi];
+              if (k == to) break;
+            }
+            bool fits = true;
+            double most = 0;
+            for (int d = 0; d < P && fits; ++d) {
+              fits = low[d] + dB[d] + margin[d] <= cap;
+              most = std::max(most, load[d] + dL[d]);
+            }
+            if (!fits) continue;
+            double chunk = std::max(pre[lo], suf[hi + 1]);
+            double tv = tv0;
+            for (int k = lo; k <= hi; ++k) chunk = std::max(chunk, moved_t[k - lo]);
+            // The |differences| that touch stages lo..hi: old ones out, new ones in.
+            for (int k = std::max(lo - 1, 0); k < std::min(hi + 1, S - 1); ++k) {
+              const double a = k >= lo ? moved_t[k - lo] : st_t[k];
+              const double b = k + 1 <= hi ? moved_t[k + 1 - lo] : st_t[k + 1];
+              tv += std::fabs(b - a) - std::fabs(st_t[k + 1] - st_t[k]);
+            }
+            Move mv{st, to, M * most + (P - 1) * chunk + w_tv * tv};
+            if (!(mv.est < est0 * et)) continue;
+            keep_best(top, n_top, kPolishWidth, mv,
+                      [&](const Move& x, const Move& y) { return x.est < y.est * et; });
+          }
+        }
+        int took = -1;
+        double t_best = t_cur, pk_best = peak;
+        int pr_best = peak_rank;
+        for (int k = 0; k < n_top; ++k) {
+          tb = cur;
+          pass_item(tb, top[k].from, top[k].to);
+          if (memory_over(tb)) continue;
+          if (makespan_low(tb) >= t_best * et) continue;  // cannot beat it: not simulated
+          double pk = 0;
+          int pr = 0;
+          if (!place(tb, &pk, &pr) || pk > cap) continue;
+          if (!(I.sim.time_s < t_best * et)) continue;
+          t_best = I.sim.time_s;
+          pk_best = pk;
+          pr_best = pr;
+          took = k;
+          I.polish_next_mem = I.dev_mem;
+          I.swap_placed();  // this one kept aside instead
+        }
+        if (took < 0) break;
+        pass_item(cur, top[took].from, top[took].to);
+        t_cur = t_best;
+        peak = pk_best;
+        peak_rank = pr_best;
+        mem = I.polish_next_mem;
+        bounds = cur;
+      }
+      I.swap_placed();  // the chosen chain back in place
     }
   }
   e.worst_rank = peak_rank;

@@ -25,6 +25,10 @@ struct EvalOptions {
   bool memory_repair = true;  // interleaved / V-shaped: when no candidate chunk chain fits, also
                               // repair the first one item by item (docs/algorithms.md §1.3
                               // "Memory repair"); off: only the per-chunk-budget fallbacks
+  bool memory_polish = true;  // interleaved / V-shaped: when the first candidate chunk chain
+                              // does not fit, walk from the chosen chain by single-item moves
+                              // that stay within the capacity and shorten the step
+                              // (docs/algorithms.md §1.3 "Memory polish"); off: keep it
   bool memory_first = true;   // once a layout of the candidate was over the memory capacity (or
                               // is by its bound), simulate the next ones' memory before their
                               // times (simulate_memory(), docs/performance.md "Memory before
