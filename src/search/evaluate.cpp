@@ -1108,6 +1108,28 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     // steps left could not bring it to zero, or after kRepairSteps steps. The repaired chain
     // is kept unless a fallback gives a faster one, so the answer is never slower than without
     // it.
+    // What the repair's and the polish's moves are scored on: an item's bytes on its device at
+    // `stage`; and of chain b, the stage times (T + c), the device loads and the prefix and
+    // suffix maxima of the stage times (the chunks a move leaves alone).
+    auto held = [&](int i, int stage) {
+      return pp.static_bytes[i] + live_of(stage) * pp.act_bytes[i];
+    };
+    auto stage_profile = [&](const std::vector<int>& b, std::vector<double>& stage_t,
+                             std::vector<double>& load, std::vector<double>& pre,
+                             std::vector<double>& suf) {
+      stage_t.resize(S);
+      load.assign(P, 0.0);
+      for (int k = 0; k < S; ++k) {
+        double t = pp.comm_s[k];
+        for (int it = b[k]; it < b[k + 1]; ++it) t += pp.time_s[it];
+        stage_t[k] = t;
+        load[I.stage_device[k]] += t;
+      }
+      pre.assign(S + 1, 0.0);
+      suf.assign(S + 1, 0.0);
+      for (int k = 0; k < S; ++k) pre[k + 1] = std::max(pre[k], stage_t[k]);
+      for (int k = S - 1; k >= 0; --k) suf[k] = std::max(suf[k + 1], stage_t[k]);
+    };
     bool repaired = false;
     double repaired_time = 0;
     // Walked only when no candidate chain fits (when a later one fits, it is kept: a walk there
@@ -1117,9 +1139,6 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     // bounds within P × the capacity, and a move changes that sum only by the moved item's
     // activations times the difference of two in-flight counts (its static bytes stay on some
     // device) and the devices' largest transients by at most P × the largest.
-    auto held = [&](int i, int stage) {  // item i's bytes on its device at `stage`
-      return pp.static_bytes[i] + live_of(stage) * pp.act_bytes[i];
-    };
     bool walk = !hopeless && I.opt.memory_repair && best < 0;
     if (walk) {
       double live_min = std::numeric_limits<double>::infinity(), live_max = 1.0;
@@ -1185,21 +1204,9 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         }
         double over0 = 0;
         for (int d = 0; d < P; ++d) over0 += over_of(d, 0.0);
-        stage_t.resize(S);
-        load.assign(P, 0.0);
-        for (int k = 0; k < S; ++k) {
-          double t = pp.comm_s[k];
-          for (int it = rb[k]; it < rb[k + 1]; ++it) t += pp.time_s[it];
-          stage_t[k] = t;
-          load[I.stage_device[k]] += t;
-        }
-        // Prefix and suffix maxima of the stage times: the chunks a move leaves alone.
         std::vector<double>& pre = I.repair_pre;
         std::vector<double>& suf = I.repair_suf;
-        pre.assign(S + 1, 0.0);
-        suf.assign(S + 1, 0.0);
-        for (int k = 0; k < S; ++k) pre[k + 1] = std::max(pre[k], stage_t[k]);
-        for (int k = S - 1; k >= 0; --k) suf[k] = std::max(suf[k + 1], stage_t[k]);
+        stage_profile(rb, stage_t, load, pre, suf);
         // The kRepairWidth best moves by the prediction, scored incrementally: moving on from
         // stage st to stage `to`, each boundary in between passes one item, so the bounds, the
         // device loads and the stage times change by that item's terms (its transient, like
@@ -1475,19 +1482,8 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       for (int step = 0; step < kPolishSteps; ++step) {
         device_bound(cur, low);
         margin.resize(P);
-        load.assign(P, 0.0);
-        st_t.resize(S);
         for (int d = 0; d < P; ++d) margin[d] = std::max(0.0, mem[d] - low[d]);
-        for (int k = 0; k < S; ++k) {
-          double t = pp.comm_s[k];
-          for (int it = cur[k]; it < cur[k + 1]; ++it) t += pp.time_s[it];
-          st_t[k] = t;
-          load[I.stage_device[k]] += t;
-        }
-        pre.assign(S + 1, 0.0);
-        suf.assign(S + 1, 0.0);
-        for (int k = 0; k < S; ++k) pre[k + 1] = std::max(pre[k], st_t[k]);
-        for (int k = S - 1; k >= 0; --k) suf[k] = std::max(suf[k + 1], st_t[k]);
+        stage_profile(cur, st_t, load, pre, suf);
         double tv0 = 0, most0 = 0;
         for (int k = 0; k + 1 < S; ++k) tv0 += std::fabs(st_t[k + 1] - st_t[k]);
         for (int d = 0; d < P; ++d) most0 = std::max(most0, load[d]);
