@@ -203,6 +203,8 @@ std::vector<std::string> megatron_engine_differences(const Problem& p, const Res
   }
   if (t.fused_elementwise != m->fused_elementwise)
     out.push_back("training.fused_elementwise = false (eager element-wise ops)");
+  if (t.triton_attention != m->triton_attention)
+    out.push_back("training.triton_attention = true (llm-foundry's Triton attention kernel)");
   if (t.split_linears != m->split_linears)
     out.push_back("training.split_linears = true (separate Q/K/V and gate/up GEMMs)");
   if (r.tp > 1 && t.tp_bwd_overlap != m->tp_bwd_overlap)

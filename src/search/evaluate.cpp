@@ -136,8 +136,7 @@ struct Evaluator::Impl {
 
   static Problem stack_costs(const Problem& p) {
     Problem e = p;
-    e.gpu.attention_efficiency =
-        std::min(1.0, p.gpu.attention_efficiency * p.training.attention_efficiency_scale);
+    e.gpu.attention_efficiency = std::min(1.0, p.gpu.attention_efficiency * attention_scale(p));
     // Eager (unfused) norm, SwiGLU and RoPE write and re-read their intermediates: about twice
     // the bytes of the fused kernels (kEagerMemoryEfficiency, cost/items.hpp).
     if (!p.training.fused_elementwise) e.gpu.memory_efficiency *= kEagerMemoryEfficiency;

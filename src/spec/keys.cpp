@@ -764,6 +764,17 @@ std::vector<KeyDef> build_table() {
                        "with training.fused_elementwise = false, the norms still run as one "
                        "fused kernel each (PyTorch >= 2.9 F.rms_norm); no effect when the "
                        "element-wise ops are fused; default from training.stack"));
+  // llm-foundry's Triton FlashAttention (docs/step-time.md "llm-foundry: the Triton kernel on
+  // Hopper").
+  t.push_back(bool_key("training.triton_attention", PPSEARCH_REF(bool, training.triton_attention),
+                       "core attention runs llm-foundry's Triton FlashAttention (pre-MLIR "
+                       "Triton), at gpu.triton_attention_scale of the FlashAttention-2 rate; "
+                       "default from training.stack"));
+  t.push_back(within(float_key("gpu.triton_attention_scale",
+                               PPSEARCH_REF(double, gpu.triton_attention_scale), kNoUnit, 0, true,
+                               "speed of llm-foundry's pre-MLIR Triton FlashAttention against "
+                               "FlashAttention-2 on this GPU (with training.triton_attention)"),
+                     0.05, 1.5));
 
   // Power-capped GPUs (docs/step-time.md "Power-capped GPUs").
   t.push_back(

@@ -221,7 +221,8 @@ const std::vector<std::string>& stack_keys() {
                                                  "training.split_linears",
                                                  "training.overlap_backward_gather",
                                                  "training.optimizer_impl",
-                                                 "training.fused_norm"};
+                                                 "training.fused_norm",
+                                                 "training.triton_attention"};
   return kKeys;
 }
 
@@ -270,6 +271,7 @@ bool apply_stack(Problem* problem, const std::set<std::string>& explicit_keys) {
   set("training.overlap_backward_gather", s->overlap_backward_gather, t.overlap_backward_gather);
   set("training.optimizer_impl", std::string(s->optimizer_impl), t.optimizer_impl);
   set("training.fused_norm", s->fused_norm, t.fused_norm);
+  set("training.triton_attention", s->triton_attention, t.triton_attention);
   return true;
 }
 

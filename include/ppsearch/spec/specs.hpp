@@ -126,7 +126,11 @@ struct TrainingSpec {
   bool p2p_overlap = true;      // interleaved schedules send/receive asynchronously
   double attention_efficiency_scale = 1.0;  // FlashAttention generation, × gpu.attention_efficiency
   bool fused_elementwise = true;            // fused norm / activation / RoPE kernels (false: eager)
-  double step_overhead_s = 0.02;            // per-step data loading, logging, Python (seconds)
+  // Core attention runs llm-foundry's Triton FlashAttention built by the pre-MLIR Triton
+  // (triton-pre-mlir): its speed relative to FlashAttention-2 is gpu.triton_attention_scale
+  // (docs/step-time.md "llm-foundry: the Triton kernel on Hopper").
+  bool triton_attention = false;
+  double step_overhead_s = 0.02;  // per-step data loading, logging, Python (seconds)
   // Optimizer state (docs/memory.md "Optimizer state"); defaults from training.stack.
   // Dtype of the optimizer's main weights and Adam moments: "fp32" (Megatron, FSDP) or "bf16"
   // (Apex DistributedFusedAdam with dtype=bf16, as NeMo 1.0 recipes set in optim.dtype).
@@ -232,6 +236,11 @@ struct GpuSpec {
   // Power-limited clock (docs/step-time.md "Power-capped GPUs"): sustained tensor-core clock
   // under the board's power limit relative to the part gemm/attention_efficiency were fitted on.
   double clock_scale = 1.0;
+  // llm-foundry's pre-MLIR Triton FlashAttention kernel (training.triton_attention) against the
+  // FlashAttention-2 rate that attention_efficiency × training.attention_efficiency_scale gives
+  // (docs/step-time.md "llm-foundry: the Triton kernel on Hopper"): 1 where it keeps up (Ampere,
+  // the architecture that Triton generation targets), fitted on Hopper.
+  double triton_attention_scale = 1.0;
   // MoE host time (docs/moe.md "Host time of a MoE layer"): host time of one PyTorch operation
   // that launches one kernel, on the host CPU that drives this GPU (x86 DGX/HGX; Grace on
   // GH200/GB200/GB300 presets), seconds.
@@ -308,5 +317,13 @@ struct Problem {
   SearchSpec search;
   std::vector<int> gpus;  // GPU counts to search
 };
+
+// The factor on gpu.attention_efficiency for the problem's attention kernels: the stack's
+// FlashAttention generation, times the Triton kernel's rate on this GPU when the stack runs
+// it (docs/step-time.md "llm-foundry: the Triton kernel on Hopper").
+inline double attention_scale(const Problem& p) {
+  return p.training.attention_efficiency_scale *
+         (p.training.triton_attention ? p.gpu.triton_attention_scale : 1.0);
+}
 
 }  // namespace ppsearch

@@ -39,6 +39,9 @@ struct StackProfile {
   const char* optimizer_impl = "megatron";  // training.optimizer_impl
   // Fused norms in eager code (docs/step-time.md "Fused RMSNorm in eager PyTorch").
   bool fused_norm = false;  // training.fused_norm
+  // llm-foundry's Triton FlashAttention (docs/step-time.md "llm-foundry: the Triton kernel on
+  // Hopper").
+  bool triton_attention = false;  // training.triton_attention
 };
 
 inline constexpr const char* kDefaultStack = "nemo-25.x";
