@@ -11,7 +11,14 @@
 #   A100   --gpu a100-80gb                    gemm, attention and memory efficiency (13 fit rows)
 #   Hopper --gpu h100-80gb --gpu h100-96gb    the same three keys (33 fit rows; h100-96gb rows use
 #                                             the h100-96gb-500w preset, which copies these three
-#                                             values; h200 takes the Hopper values)
+#                                             values; h200 takes the Hopper values). 69 fit rows
+#                                             since the llm-foundry rows of docs/step-time.md
+#                                             "llm-foundry: the Triton kernel on Hopper": the
+#                                             presets lie inside every band of that refit, so
+#                                             they stay
+#   Hopper Triton --gpu h100-80gb             gpu.triton_attention_scale (llm-foundry's Triton
+#                                             FlashAttention; 66 fit rows, 21 of them
+#                                             llmfoundry-2023), Hopper constants as in the presets
 #   H100 at 500 W --gpu h100-96gb             gpu.clock_scale of gpus/h100-96gb-500w.ini only, the
 #                                             Hopper constants as in the presets (3 fit rows;
 #                                             docs/step-time.md "Power-capped GPUs"; each row's
@@ -48,6 +55,12 @@ echo
 echo "=== Hopper (h100-80gb, h100-96gb; h200 takes these values) ==="
 "${cal[@]}" --gpu h100-80gb --gpu h100-96gb $(start 0.66 0.50 0.80) \
   gpu.gemm_efficiency=0.5:0.803,gpu.attention_efficiency=0.2:0.8,gpu.memory_efficiency=0.5:0.9 "$runs"
+echo
+echo "=== Hopper: llm-foundry's pre-MLIR Triton FlashAttention (gpu.triton_attention_scale) ==="
+# docs/step-time.md "llm-foundry: the Triton kernel on Hopper": the rate against FlashAttention-2
+# of the kernel the llmfoundry-2023 profile runs (training.triton_attention), on the H100 fit
+# rows with the Hopper constants as in the presets; from 1 (the FA-2 rate, kept by Ampere).
+"${cal[@]}" --gpu h100-80gb gpu.triton_attention_scale=0.3:1.0 "$runs"
 echo
 echo "=== H100 96 GB at 500 W (h100-96gb): the power-limited clock ==="
 # Between the H100 NVL/SXM peak ratio 835/989 = 0.84 below and 1 (no derate) above, with room on

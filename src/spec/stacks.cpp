@@ -96,14 +96,19 @@ constexpr StackProfile kProfiles[] = {
     // bf16 params, fp32 reduce), the fp32 sharded flat parameters are the main weights;
     // decoupled_adamw (two fp32 moments) in the mpt-*.yaml the benchmark scripts load; MPT's
     // loss_fn defaults to fused_crossentropy (flash-attn's xentropy kernel on the bf16 logits:
-    // llmfoundry/models/mpt/modeling_mpt.py at v0.3.0 and @5e85bd62d); low_precision_layernorm
-    // and eager element-wise ops. Attention: the 8- to 64-GPU tables (#543, Oct 2023, llm-foundry
-    // v0.3.0) ran attn_impl: triton (submit_benchmarks.py default; llm-foundry's Triton
-    // FlashAttention on triton-pre-mlir), the >= 128-GPU table (#838, Jan 2024) flash
-    // (flash-attn 2.4.2) for 1b/3b/7b/70b and triton for 13b/30b (sweep.py). The Triton kernel is
-    // 1.3-1.5x slower than FlashAttention-2 forward and ~2x backward (Dao 2023, FlashAttention-2
-    // §4.1), but refitting this scale on the split = fit triton rows lands at the FA-2 value 0.7
-    // (band 0.57-0.7; docs/step-time.md "llm-foundry"), so both kernels keep the FA-2 scale.
+    // llmfoundry/models/mpt/modeling_mpt.py at v0.3.0 and @5e85bd62d). Element-wise ops: MPT's
+    // low_precision_layernorm is F.layer_norm in bf16, its GELU nn.GELU and its residual adds
+    // single native kernels, with no RoPE, so the 8- to 64-GPU profile states them fused
+    // (training.fused_elementwise = true; docs/step-time.md "llm-foundry: the Triton kernel on
+    // Hopper"). Attention: the 8- to 64-GPU tables (#543, Oct 2023, llm-foundry v0.3.0) ran
+    // attn_impl: triton (submit_benchmarks.py default; llm-foundry's Triton FlashAttention on
+    // triton-pre-mlir): training.triton_attention, at gpu.triton_attention_scale of the FA-2
+    // rate (fitted on Hopper, 1 on Ampere). The >= 128-GPU table (#838, Jan 2024) ran flash
+    // (flash-attn 2.4.2) for 1b/3b/7b/70b and triton for 13b/30b (sweep.py); its profile,
+    // llmfoundry-2024 below, keeps the eager element-wise factor and the FA-2 scale for all its
+    // rows as an effective setting: with the stated fused kernels its flash rows come out 12-19 %
+    // fast, growing with the GPU count, a cost not found (docs/step-time.md "llm-foundry:
+    // attention and the 8k rows").
     // flash-attn's CrossEntropyLoss keeps inplace_backward = False (llmfoundry's
     // FusedCrossEntropyLoss(ignore_index=-100)): the gradient is a new bf16 buffer.
     // The 8- to 64-GPU table (#543) ran llm-foundry v0.3.0, which requires Composer >=0.16.3,
@@ -112,10 +117,13 @@ constexpr StackProfile kProfiles[] = {
     // PyTorch FSDP prefetches the next unit's parameters only after the current unit's gradient
     // computation, so the backward's re-gather is waited for. The >= 128-GPU table is
     // llmfoundry-2024 below.
-    {"llmfoundry-2023", true, true, false, false, 0.7, false, true, true,
-     "llm-foundry MPT benchmarks, Oct 2023 (Composer 0.16 FSDP): DP overlap, backward gather "
-     "waited for (BACKWARD_POST), fused CE, fp32 shards as main",
-     "fp32", true, false, false, true, false, false},
+    // (Twenty fields: clang-format would put each on a line of its own.)
+    // clang-format off
+    {"llmfoundry-2023", true, true, false, false, 0.7, true, true, true,
+     "llm-foundry MPT, Oct 2023 (Composer 0.16 FSDP): DP overlap, BACKWARD_POST, fused CE, fp32 "
+     "shards as main, native element-wise kernels, Triton attention",
+     "fp32", true, false, false, true, false, false, "megatron", false, true},
+    // clang-format on
     // torchtitan with async TP (enable_async_tensor_parallel = true; torchtitan
     // benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md): the TP all-gather and
     // reduce-scatter are decomposed and pipelined with the matmuls they feed (torch
@@ -158,10 +166,12 @@ constexpr StackProfile kProfiles[] = {
     // @5e85bd62d): as llmfoundry-2023, but sweep.py passes --fsdp_config_backward_prefetch
     // BACKWARD_PRE and --fsdp_config_forward_prefetch true, so the backward's re-gather is
     // issued before each unit's backward and hides behind it (PyTorch FSDP BackwardPrefetch:
-    // "the most overlap"). Attention as llmfoundry-2023 (flash-attn 2.4.2 for 1b/3b/7b/70b,
-    // triton for 13b/30b; both at the FA-2 scale, docs/step-time.md "llm-foundry").
+    // "the most overlap"). Unlike llmfoundry-2023, an effective profile: eager element-wise ops
+    // and the FA-2 scale for every row (flash-attn 2.4.2 for 1b/3b/7b/70b, triton for 13b/30b),
+    // see llmfoundry-2023 above and docs/step-time.md "llm-foundry: the Triton kernel on Hopper".
     {"llmfoundry-2024", true, true, false, false, 0.7, false, true, true,
-     "llm-foundry MPT benchmarks, Jan 2024 (>= 128 GPUs): as llmfoundry-2023 with BACKWARD_PRE",
+     "llm-foundry MPT benchmarks, Jan 2024 (>= 128 GPUs): BACKWARD_PRE; eager element-wise and "
+     "FA-2 attention as an effective setting",
      "fp32", true, false, false, true, false, true},
     // torchtitan from Feb 2025 (6e4988550, "use Fused AdamW as default"): as torchtitan-2024
     // and torchtitan-compile, but torch.optim.AdamW(fused=True), the default of

@@ -83,7 +83,7 @@ PY
 expect_rc 0 "$PY" check_llmfoundry.py "$RUNS"
 cat out.txt
 n=$(sed -n 's/^\([0-9]*\) llm-foundry rows.*/\1/p' out.txt)
-[ "$n" = 25 ] && ok "25 llm-foundry rows consistent with their source" || bad "'$n' llm-foundry rows (want 25)"
+[ "$n" = 55 ] && ok "55 llm-foundry rows consistent with their source" || bad "'$n' llm-foundry rows (want 55)"
 
 # Each kind of transcription error must be caught and named.
 mutate() {  # mutate OUT ID FIELD PYEXPR(value)
@@ -112,7 +112,7 @@ grep -q "id llmfoundry-mpt-7b-s2k-h100-512: the Large Scale 7b rows ran attn_imp
 
 # ppsearch-validate turns each row's measured step time back into the README's MFU under the
 # row's convention (src/validate/conventions.cpp, llmfoundry-6N+12Lds): mfu_meas must match the
-# printed mfu_rep to the table's rounding for all 25 rows.
+# printed mfu_rep to the table's rounding for all 55 rows.
 if [ -n "${PPSEARCH_VALIDATE:-}" ]; then
   "$PY" - "$RUNS" only.csv <<'PY'
 import csv, sys
@@ -134,7 +134,7 @@ for line in open(sys.argv[1]):
     mfu_meas, mfu_rep, conv = f[9], f[10], f[11]
     assert conv == "llmfoundry-6N+12Lds", line
     assert abs(float(mfu_meas) - float(mfu_rep)) <= 0.11, line
-assert n == 25, n
+assert n == 55, n
 PY
 fi
 finish

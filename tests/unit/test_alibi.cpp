@@ -234,7 +234,7 @@ TEST(Zero1GradAllreduce, RunsCsvColumnsReachTheProblem) {
     }
   }
   EXPECT_EQ(allreduce, 2);
-  EXPECT_EQ(tied, 52);
+  EXPECT_EQ(tied, 82);
 }
 
 }  // namespace

@@ -1,15 +1,21 @@
 // llm-foundry's Triton FlashAttention (training.triton_attention, gpu.triton_attention_scale;
 // docs/step-time.md "llm-foundry: the Triton kernel on Hopper"): the kernel's rate multiplies the
 // attention efficiency of a stack that runs it and nothing else; without the stack flag the GPU
-// key changes nothing. Checked through the evaluator, against the equivalent attention
+// key changes nothing; the 8- to 64-GPU llm-foundry profile runs it with MPT's native fused
+// element-wise kernels; the Hopper presets carry the fitted rate and Ampere keeps the
+// FlashAttention-2 rate. Checked through the evaluator, against the equivalent attention
 // efficiency, on a dense and on a sliding-window model (cost/attention_window.cpp charges the
 // windowed layers' skipped key blocks at the same rate).
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "../support/builders.hpp"
 #include "ppsearch/search/evaluate.hpp"
+#include "ppsearch/spec/stacks.hpp"
+#include "ppsearch/validate/runs_csv.hpp"
 
 namespace ppsearch {
 namespace {
@@ -60,6 +66,51 @@ TEST(TritonAttention, TheGpuRateActsOnlyWhenTheStackRunsTheKernel) {
     q.gpu.attention_efficiency *= 0.5;
     EXPECT_NEAR(triton, step(q), 1e-9 * triton);
   }
+}
+
+TEST(TritonAttention, TheLlmFoundry2023ProfileRunsItWithNativeFusedKernels) {
+  Problem p = llama8b_like(4);
+  p.training.stack = "llmfoundry-2023";
+  ASSERT_TRUE(apply_stack(&p, {}));
+  EXPECT_TRUE(p.training.triton_attention);
+  EXPECT_TRUE(p.training.fused_elementwise);
+  EXPECT_DOUBLE_EQ(p.training.attention_efficiency_scale, 0.7);  // the FA-2 reference rate
+  // An explicit key wins over the profile.
+  Problem q = llama8b_like(4);
+  q.training.stack = "llmfoundry-2023";
+  q.training.triton_attention = false;
+  ASSERT_TRUE(apply_stack(&q, {"training.triton_attention"}));
+  EXPECT_FALSE(q.training.triton_attention);
+  // Every other profile, the >= 128-GPU llm-foundry one included, runs FlashAttention.
+  for (const std::string& name : stack_names()) {
+    if (name == "llmfoundry-2023") continue;
+    Problem r = llama8b_like(4);
+    r.training.stack = name;
+    r.training.triton_attention = true;
+    ASSERT_TRUE(apply_stack(&r, {})) << name;
+    EXPECT_FALSE(r.training.triton_attention) << name;
+  }
+}
+
+TEST(TritonAttention, EveryRowOfTheProfileRanTheTritonKernel) {
+  // The profile's flag says what its runs executed: every llmfoundry-2023 row of the runs CSV
+  // names llm-foundry's Triton kernel, and its stack turns the flag on (the Hopper presets'
+  // rate: tests/io/test_triton_presets.cpp).
+  const std::string path = std::string(PPSEARCH_SOURCE_DIR) + "/tests/validation/runs-public.csv";
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(in.is_open()) << path;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  int rows = 0;
+  for (const RunRecord& run : parse_runs_csv(text, "runs-public.csv")) {
+    if (run.stack != "llmfoundry-2023") continue;
+    ++rows;
+    EXPECT_NE(run.source.find("triton flash attention"), std::string::npos) << run.id;
+    Problem p = test::llama70b_h200();
+    p.training.stack = run.stack;
+    ASSERT_TRUE(apply_stack(&p, {})) << run.id;
+    EXPECT_TRUE(p.training.triton_attention) << run.id;
+  }
+  EXPECT_EQ(rows, 43);  // the MPT rows of the 8- to 64-GPU H100 table (docs/validation.md)
 }
 
 }  // namespace
