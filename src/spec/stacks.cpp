@@ -107,8 +107,8 @@ constexpr StackProfile kProfiles[] = {
     // (flash-attn 2.4.2) for 1b/3b/7b/70b and triton for 13b/30b (sweep.py); its profile,
     // llmfoundry-2024 below, keeps the eager element-wise factor and the FA-2 scale for all its
     // rows as an effective setting: with the stated fused kernels its flash rows come out 12-19 %
-    // fast, growing with the GPU count, a cost not found (docs/step-time.md "llm-foundry:
-    // attention and the 8k rows").
+    // fast, growing with the GPU count, a cost not found (docs/step-time.md "llm-foundry: the
+    // Triton kernel on Hopper").
     // flash-attn's CrossEntropyLoss keeps inplace_backward = False (llmfoundry's
     // FusedCrossEntropyLoss(ignore_index=-100)): the gradient is a new bf16 buffer.
     // The 8- to 64-GPU table (#543) ran llm-foundry v0.3.0, which requires Composer >=0.16.3,

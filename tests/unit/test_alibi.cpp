@@ -4,11 +4,10 @@
 // bandwidth, and the runs CSV columns.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <iterator>
 #include <string>
 
 #include "../support/builders.hpp"
+#include "../support/runs_text.hpp"
 #include "ppsearch/cost/alibi.hpp"
 #include "ppsearch/cost/comm.hpp"
 #include "ppsearch/cost/items.hpp"
@@ -114,10 +113,8 @@ TEST(Alibi, StepTimeGrowsOnlyWithBothKeysAndMemoryStays) {
 TEST(Alibi, RunsCsvColumnsReachTheProblem) {
   // The public CSV's BLOOM rows (Megatron-DeepSpeed, --position-embedding-type alibi, no
   // FlashAttention) set both columns; every other row leaves them empty.
-  const std::string path = std::string(PPSEARCH_SOURCE_DIR) + "/tests/validation/runs-public.csv";
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in.is_open()) << path;
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = test::validation_text("runs-public.csv");
+  ASSERT_FALSE(text.empty());
   int bloom = 0;
   for (const RunRecord& run : parse_runs_csv(text, "runs-public.csv")) {
     const bool is_bloom = run.id.rfind("bloom-", 0) == 0;
@@ -207,10 +204,8 @@ TEST(Zero1GradAllreduce, ChargesTheFullAllReduceUnderZero1Only) {
 TEST(Zero1GradAllreduce, RunsCsvColumnsReachTheProblem) {
   // BLOOM (Megatron-DeepSpeed, BF16_Optimizer, TiedLayerSpec) sets both columns; the Megatron
   // GPT, NeMo GPT-3 175B and llm-foundry MPT rows tie their embeddings; the rest leave them empty.
-  const std::string path = std::string(PPSEARCH_SOURCE_DIR) + "/tests/validation/runs-public.csv";
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in.is_open()) << path;
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = test::validation_text("runs-public.csv");
+  ASSERT_FALSE(text.empty());
   int tied = 0, allreduce = 0;
   for (const RunRecord& run : parse_runs_csv(text, "runs-public.csv")) {
     const bool is_bloom = run.id.rfind("bloom-", 0) == 0;

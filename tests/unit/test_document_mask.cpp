@@ -3,11 +3,10 @@
 // correction, monotonicity of the step time in the document length, and neutrality at 0.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <iterator>
 #include <string>
 
 #include "../support/builders.hpp"
+#include "../support/runs_text.hpp"
 #include "ppsearch/cost/attention_window.hpp"
 #include "ppsearch/cost/comm.hpp"
 #include "ppsearch/cost/document_mask.hpp"
@@ -106,10 +105,8 @@ TEST(DocumentMask, StepTimeFallsWithShorterDocumentsAndZeroChangesNothing) {
 
 TEST(DocumentMask, RunsCsvColumnReachesTheModel) {
   // The public CSV's torchtitan PR #1884 rows state the C4 document length; the others are empty.
-  const std::string path = std::string(PPSEARCH_SOURCE_DIR) + "/tests/validation/runs-public.csv";
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in.is_open()) << path;
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = test::validation_text("runs-public.csv");
+  ASSERT_FALSE(text.empty());
   int masked = 0;
   for (const RunRecord& run : parse_runs_csv(text, "runs-public.csv")) {
     const bool pr1884 = run.id.rfind("titan-pr1884-", 0) == 0;

@@ -8,11 +8,10 @@
 // windowed layers' skipped key blocks at the same rate).
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <iterator>
 #include <string>
 
 #include "../support/builders.hpp"
+#include "../support/runs_text.hpp"
 #include "ppsearch/search/evaluate.hpp"
 #include "ppsearch/spec/stacks.hpp"
 #include "ppsearch/validate/runs_csv.hpp"
@@ -96,10 +95,8 @@ TEST(TritonAttention, EveryRowOfTheProfileRanTheTritonKernel) {
   // The profile's flag says what its runs executed: every llmfoundry-2023 row of the runs CSV
   // names llm-foundry's Triton kernel, and its stack turns the flag on (the Hopper presets'
   // rate: tests/io/test_triton_presets.cpp).
-  const std::string path = std::string(PPSEARCH_SOURCE_DIR) + "/tests/validation/runs-public.csv";
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in.is_open()) << path;
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = test::validation_text("runs-public.csv");
+  ASSERT_FALSE(text.empty());
   int rows = 0;
   for (const RunRecord& run : parse_runs_csv(text, "runs-public.csv")) {
     if (run.stack != "llmfoundry-2023") continue;
