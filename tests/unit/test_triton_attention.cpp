@@ -1,11 +1,12 @@
 // llm-foundry's Triton FlashAttention (training.triton_attention, gpu.triton_attention_scale;
 // docs/step-time.md "llm-foundry: the Triton kernel on Hopper"): the kernel's rate multiplies the
 // attention efficiency of a stack that runs it and nothing else; without the stack flag the GPU
-// key changes nothing; the 8- to 64-GPU llm-foundry profile runs it with MPT's native fused
-// element-wise kernels; the Hopper presets carry the fitted rate and Ampere keeps the
-// FlashAttention-2 rate. Checked through the evaluator, against the equivalent attention
-// efficiency, on a dense and on a sliding-window model (cost/attention_window.cpp charges the
-// windowed layers' skipped key blocks at the same rate).
+// key changes nothing (checked through the evaluator, against the equivalent attention
+// efficiency, on a dense and on a sliding-window model: cost/attention_window.cpp charges the
+// windowed layers' skipped key blocks at the same rate); the 8- to 64-GPU llm-foundry profile,
+// and it alone, runs the kernel, with MPT's native fused element-wise kernels, and every row of
+// that profile names it. The presets' rates (Hopper fitted, Ampere FlashAttention-2's) are
+// checked through the configuration loader in tests/io/test_triton_presets.cpp.
 #include <gtest/gtest.h>
 
 #include <string>
