@@ -25,7 +25,7 @@
 // so the backward is unchanged; a full recomputation replays the forward and pays it again
 // (items.cpp adds it to the layer's forward, which the replay repeats). The bytes are counted
 // exactly, so they move at the fused memory efficiency of the GPU (a copy and a GEMM epilogue,
-// not a chain of eager element-wise kernels): search/evaluate.cpp stack_costs halves
+// not a chain of eager element-wise kernels): cost/items.cpp stack_costed halves
 // gpu.memory_efficiency for eager stacks, and that halving is undone here.
 #include "ppsearch/cost/alibi.hpp"
 

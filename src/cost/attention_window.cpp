@@ -84,12 +84,12 @@ void apply_attention_window(const Problem& pb, const Candidate& c, ItemCost* L) 
   const double f = attention_work_factor(m);
   if (f >= 1.0) return;
   // The full causal core attention items.cpp charged (docs/algorithms.md §3.3): half of
-  // 4·b·s_q·s·h_q/t executed, at gpu.attention_efficiency scaled by the stack's
-  // training.attention_efficiency_scale and the Triton kernel's rate, attention_scale()
-  // (search/evaluate.cpp stack_costs); backward 2.5×.
+  // 4·b·s_q·s·h_q/t executed, at gpu.attention_efficiency of the stack-costed problem (the
+  // stack's FlashAttention generation, the Triton kernel's rate and the power limit applied,
+  // cost/items.hpp stack_costed), as items.cpp charged it; backward 2.5×.
   const double t = c.tp, m_tok = double(c.mbs) * m.seq_length / c.cp;
   const double hq = double(m.attention_heads) * m.head_dim;
-  const double eff = std::min(1.0, pb.gpu.attention_efficiency * attention_scale(pb));
+  const double eff = pb.gpu.attention_efficiency;
   const double att_fwd = 0.5 * 4.0 * m_tok * m.seq_length * hq / t /
                          (pb.gpu.peak_flop_per_s * eff) /
                          fp8_attention_speedup(pb.training, pb.gpu);  // as items.cpp

@@ -185,6 +185,21 @@ double workspace_bytes(const Problem& pb, const Candidate& c) {
   return pb.gpu.memory_reserved_bytes + comms * pb.gpu.comm_buffer_bytes;
 }
 
+Problem stack_costed(const Problem& p) {
+  Problem e = p;
+  e.gpu.attention_efficiency = std::min(1.0, p.gpu.attention_efficiency * attention_scale(p));
+  // Eager (unfused) norm, SwiGLU and RoPE write and re-read their intermediates: about twice
+  // the bytes of the fused kernels (kEagerMemoryEfficiency, cost/items.hpp).
+  if (!p.training.fused_elementwise) e.gpu.memory_efficiency *= kEagerMemoryEfficiency;
+  // A power limit below the fitted part's lowers the sustained SM clock: compute-bound GEMM
+  // and attention kernels slow in proportion, memory-bound kernels and links do not (their
+  // bandwidth is set by the HBM and link clocks; docs/step-time.md "Power-capped GPUs").
+  e.gpu.gemm_efficiency *= p.gpu.clock_scale;
+  e.gpu.gemm_efficiency_fp8 *= p.gpu.clock_scale;
+  e.gpu.attention_efficiency *= p.gpu.clock_scale;
+  return e;
+}
+
 ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links) {
   const ModelSpec& model = pb.model;
   const GpuSpec& gpu = pb.gpu;

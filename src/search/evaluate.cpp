@@ -123,7 +123,7 @@ struct Evaluator::Impl {
         links(effective_links(p.cluster)),
         relaxed_memo(o.memo ? RelaxedPartitionMemo::kDefaultCapacity : 0),
         sim_cache(o.memo ? SimulationCache::kDefaultCapacity : 0),
-        eff(stack_costs(p)),
+        eff(stack_costed(p)),
         moe(is_moe(p.model) || is_mla(p.model) || has_attention_window(p.model)),
         n_dense(dense_layer_count(p.model)) {
     if (moe) attn_pb = attention_only_problem(eff);
@@ -132,21 +132,6 @@ struct Evaluator::Impl {
         !parse_pipeline_layout(p.search.pp_layout, p.model.layers, p.model.mtp_layers,
                                &fixed_bounds, &why))
       fixed_bounds.clear();
-  }
-
-  static Problem stack_costs(const Problem& p) {
-    Problem e = p;
-    e.gpu.attention_efficiency = std::min(1.0, p.gpu.attention_efficiency * attention_scale(p));
-    // Eager (unfused) norm, SwiGLU and RoPE write and re-read their intermediates: about twice
-    // the bytes of the fused kernels (kEagerMemoryEfficiency, cost/items.hpp).
-    if (!p.training.fused_elementwise) e.gpu.memory_efficiency *= kEagerMemoryEfficiency;
-    // A power limit below the fitted part's lowers the sustained SM clock: compute-bound GEMM
-    // and attention kernels slow in proportion, memory-bound kernels and links do not (their
-    // bandwidth is set by the HBM and link clocks; docs/step-time.md "Power-capped GPUs").
-    e.gpu.gemm_efficiency *= p.gpu.clock_scale;
-    e.gpu.gemm_efficiency_fp8 *= p.gpu.clock_scale;
-    e.gpu.attention_efficiency *= p.gpu.clock_scale;
-    return e;
   }
 };
 
@@ -311,7 +296,9 @@ void fill_breakdown(Evaluator::Impl& I, const ChainCosts& cc, const std::vector<
 // expert-DP) adds its NCCL buffers.
 void moe_chain(Evaluator::Impl& I, const Candidate& c, ChainCosts* cc) {
   const bool moe = is_moe(I.pb.model);
-  const MoeItems mi = moe_items(I.pb, c, I.links, cc->layer,
+  // The stack-costed problem, as the dense chain's (cost/items.hpp stack_costed): the expert
+  // GEMMs, MLA's projections and the windowed layers' cut run at the same rates as the rest.
+  const MoeItems mi = moe_items(I.eff, c, I.links, cc->layer,
                                 moe ? chain_costs(I.attn_pb, c, I.links).layer : cc->layer);
   cc->layer = mi.dense_layer;
   I.it_moe = mi.moe_layer;
@@ -455,7 +442,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     // MoE: the MoE layer's difference stands for every layer (docs/moe.md).
     const ItemCost& cur = I.moe ? moe_layer : cc.layer;
     ItemCost full_layer =
-        I.moe ? moe_items(pb, full_c, I.links, chain_costs(I.eff, full_c, I.links).layer,
+        I.moe ? moe_items(I.eff, full_c, I.links, chain_costs(I.eff, full_c, I.links).layer,
                           chain_costs(I.attn_pb, full_c, I.links).layer)
                     .moe_layer
               : chain_costs(I.eff, full_c, I.links).layer;

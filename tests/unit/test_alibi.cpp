@@ -49,7 +49,7 @@ TEST(Alibi, BiasPassClosedForm) {
   EXPECT_DOUBLE_EQ(alibi_bias_fwd_s(p, 8192.0, 2048.0, 28.0), 2.0 * want);
   EXPECT_DOUBLE_EQ(alibi_bias_fwd_s(p, 4096.0, 4096.0, 28.0), 2.0 * want);
   EXPECT_DOUBLE_EQ(alibi_bias_fwd_s(p, 4096.0, 2048.0, 14.0), 0.5 * want);
-  // An eager stack's problem arrives with memory_efficiency halved (evaluate.cpp stack_costs);
+  // An eager stack's problem arrives with memory_efficiency halved (cost/items.cpp stack_costed);
   // the bias bytes are counted exactly, so the pass keeps the fused bandwidth.
   Problem eager = p;
   eager.training.fused_elementwise = false;

@@ -20,7 +20,7 @@ bool alibi_materialized(const Problem&);
 // Seconds of the ALiBi bias traffic of one forward pass of one layer on one GPU: `tokens` query
 // tokens (micro-batch × sequence / cp), `keys` keys per query row (the sequence), `heads` query
 // heads on the GPU (heads / tp). Zero unless alibi_materialized. `pb` is the problem whose GPU
-// the layer costs use (search/evaluate.cpp stack_costs: the eager stacks' halved
+// the layer costs use (cost/items.cpp stack_costed: the eager stacks' halved
 // memory_efficiency is undone here, as these bytes are counted exactly).
 double alibi_bias_fwd_s(const Problem& pb, double tokens, double keys, double heads);
 

@@ -107,6 +107,16 @@ StaticSplit static_bytes_per_param(int zero, double dr, bool fp32_grads, bool bf
 // the candidate's ranks use. ChainCosts::extra_bytes is this figure.
 double workspace_bytes(const Problem&, const Candidate&);
 
+// The problem as the cost functions take it (chain_costs, moe_items, add_mtp): the GPU's rates
+// as the software stack and the power limit set them. Core attention runs at
+// gpu.attention_efficiency × attention_scale() (the stack's FlashAttention generation and the
+// Triton kernel's rate, capped at 1); eager element-wise kernels at kEagerMemoryEfficiency of
+// gpu.memory_efficiency; and a power limit below the fitted part's (gpu.clock_scale) slows the
+// compute-bound GEMM and attention kernels in proportion, not the memory-bound kernels or the
+// links (docs/step-time.md "Power-capped GPUs"). Every cost function of a layer, dense or MoE,
+// must see the same rates: the evaluator builds this problem once and hands it to all of them.
+Problem stack_costed(const Problem&);
+
 ChainCosts chain_costs(const Problem&, const Candidate&, const Links&);
 
 }  // namespace ppsearch
