@@ -62,7 +62,7 @@ GemmTiming gemm_timing(double m, double n, double k, const GpuSpec& g, GemmPreci
   // written in bf16.
   const double in_bytes = fp8 ? (mx ? 1.0 + 1.0 / 32.0 : 1.0) : 2.0;
   const double bytes = in_bytes * (m * k + k * n) + 2.0 * m * n;
-  out.memory_s = bytes / (g.hbm_bytes_per_s * g.memory_efficiency);
+  out.memory_s = bytes / g.gemm_memory_bandwidth();
   out.time_s = std::max(out.compute_s, out.memory_s) + g.gemm_overhead_s;
   return out;
 }

@@ -190,7 +190,10 @@ Problem stack_costed(const Problem& p) {
   e.gpu.attention_efficiency = std::min(1.0, p.gpu.attention_efficiency * attention_scale(p));
   // Eager (unfused) norm, SwiGLU and RoPE write and re-read their intermediates: about twice
   // the bytes of the fused kernels (kEagerMemoryEfficiency, cost/items.hpp).
-  if (!p.training.fused_elementwise) e.gpu.memory_efficiency *= kEagerMemoryEfficiency;
+  if (!p.training.fused_elementwise) {
+    e.gpu.gemm_memory_efficiency = p.gpu.memory_efficiency;
+    e.gpu.memory_efficiency *= kEagerMemoryEfficiency;
+  }
   // A power limit below the fitted part's lowers the sustained SM clock: compute-bound GEMM
   // and attention kernels slow in proportion, memory-bound kernels and links do not (their
   // bandwidth is set by the HBM and link clocks; docs/step-time.md "Power-capped GPUs").

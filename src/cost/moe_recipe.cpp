@@ -64,7 +64,7 @@ double fused_grouped_gemm_time(double count, double rows, double n, double k, co
                               ? (p == GemmPrecision::kMxfp8 ? 1.0 + 1.0 / 32.0 : 1.0)
                               : 2.0;
   const double bytes = count * (in_bytes * (rows * k + k * n) + 2.0 * rows * n);
-  const double memory_s = bytes / (g.hbm_bytes_per_s * g.memory_efficiency);
+  const double memory_s = bytes / g.gemm_memory_bandwidth();
   return std::max(tt.compute_s, memory_s) / grouped_gemm_efficiency(pb.training, p) +
          g.gemm_overhead_s;
 }

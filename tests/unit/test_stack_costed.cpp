@@ -3,11 +3,13 @@
 // rates. The MoE layers' expert GEMMs, MLA's projections and the windowed layers' attention cut
 // slow under a power limit (gpu.clock_scale) exactly as the same factor on the efficiencies
 // would, as the dense layers do (test_power_cap.cpp); the stack's attention scale reaches the
-// windowed layers once; and an eager stack's halved element-wise bandwidth reaches the experts.
+// windowed layers once; and an eager stack's halved element-wise bandwidth leaves the library
+// GEMMs' roofline at the fused figure.
 #include <gtest/gtest.h>
 
 #include "../support/builders.hpp"
 #include "ppsearch/cost/comm.hpp"
+#include "ppsearch/cost/gemm.hpp"
 #include "ppsearch/cost/items.hpp"
 #include "ppsearch/cost/moe.hpp"
 #include "ppsearch/search/evaluate.hpp"
@@ -99,6 +101,24 @@ TEST(StackCosted, EagerElementwiseKernelsSlowTheExpertsToo) {
   EXPECT_DOUBLE_EQ(stack_costed(eager).gpu.memory_efficiency,
                    base.gpu.memory_efficiency * kEagerMemoryEfficiency);
   EXPECT_GT(moe_step(eager), moe_step(base));
+}
+
+TEST(StackCosted, GemmRooflineKeepsTheFusedBandwidthUnderAnEagerStack) {
+  const Problem base = moe_window();
+  Problem eager = base;
+  eager.training.fused_elementwise = false;
+  const GpuSpec fused = stack_costed(base).gpu, unfused = stack_costed(eager).gpu;
+  EXPECT_DOUBLE_EQ(unfused.gemm_memory_bandwidth(), fused.gemm_memory_bandwidth());
+  EXPECT_DOUBLE_EQ(fused.gemm_memory_bandwidth(),
+                   base.gpu.hbm_bytes_per_s * base.gpu.memory_efficiency);
+  // A memory-bound GEMM (a few rows against a wide weight) costs the same under both, and
+  // would take longer at the eager element-wise bandwidth.
+  const GemmTiming g = gemm_timing(16, 8192, 8192, unfused, GemmPrecision::kBf16);
+  ASSERT_GT(g.memory_s, g.compute_s);
+  EXPECT_DOUBLE_EQ(g.time_s, gemm_time(16, 8192, 8192, fused, GemmPrecision::kBf16));
+  GpuSpec halved = fused;
+  halved.memory_efficiency *= kEagerMemoryEfficiency;
+  EXPECT_GT(gemm_time(16, 8192, 8192, halved, GemmPrecision::kBf16), g.time_s);
 }
 
 }  // namespace

@@ -219,6 +219,14 @@ struct GpuSpec {
   double activation_overhead = 1.08;  // allocator fragmentation / temporaries factor on activations
   double comm_buffer_bytes = 0.7e9;   // per NCCL communicator
   double memory_headroom_bytes = 0;  // kept free on every GPU: feasible when need ≤ memory − this
+  // Not a key: the HBM fraction of the library kernels' (GEMM, grouped GEMM) roofline when the
+  // stack's element-wise kernels run eager; 0 = memory_efficiency. stack_costed()
+  // (cost/items.hpp) sets it to the fused figure before it derates memory_efficiency.
+  double gemm_memory_efficiency = 0;
+  double gemm_memory_bandwidth() const {
+    return hbm_bytes_per_s *
+           (gemm_memory_efficiency > 0 ? gemm_memory_efficiency : memory_efficiency);
+  }
   // GEMM shape curve and FP8 (docs/precision.md; src/cost/gemm.cpp).
   double gemm_k_overhead = 64;     // per-tile fill/drain, in extra bf16 k-steps
   int gemm_split_k_min = 32;       // smallest k slice of a split-K GEMM; 0 = no split-K
