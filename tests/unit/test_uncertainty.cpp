@@ -137,6 +137,44 @@ TEST(Uncertainty, AFittedDerateIsVariedOnlyWhereAPresetSetsIt) {
   EXPECT_TRUE(found);
 }
 
+TEST(Uncertainty, TheTritonRateIsVariedOnlyWhereTheStackRunsTheKernel) {
+  Problem p = llama70b_h200();
+  ASSERT_FALSE(apply_key(p, "gpu.triton_attention_scale", "0.577", "test"));
+  const std::vector<ConstantRange> table = {{"gpu.triton_attention_scale", 0.16, true, 0.05, 1.5,
+                                             "test", false, 1.0, "training.triton_attention"}};
+  // Without the kernel the rate does nothing: both ends are the base value, the bounds the time.
+  std::vector<Variation> v = make_variations(p, table);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].value, 0.577);
+  EXPECT_EQ(v[1].value, 0.577);
+  const Candidate c = make_candidate(p, 4, 8, 4, 1, Schedule::k1F1B);
+  const double t0 = evaluate(p, c).iteration_time_s;
+  ASSERT_TRUE(std::isfinite(t0));
+  UncertaintyEvaluator u0(p, table, EvalOptions{});
+  EXPECT_EQ(u0.evaluate(c, t0).bounds.lo, t0);
+  EXPECT_EQ(u0.evaluate(c, t0).bounds.hi, t0);
+  // With it, ±16 %: a slower kernel is a slower step.
+  ASSERT_FALSE(apply_key(p, "training.triton_attention", "true", "test"));
+  v = make_variations(p, table);
+  EXPECT_NEAR(v[0].value, 0.577 * 0.84, 1e-12);
+  EXPECT_NEAR(v[1].value, 0.577 * 1.16, 1e-12);
+  const double t = evaluate(p, c).iteration_time_s;
+  UncertaintyEvaluator u(p, table, EvalOptions{});
+  const auto r = u.evaluate(c, t);
+  EXPECT_GT(r.times[0], t);
+  EXPECT_LT(r.times[1], t);
+  EXPECT_LT(r.bounds.lo, t);
+  EXPECT_GT(r.bounds.hi, t);
+  // The built-in table has it, tied to the kernel's key; an unknown tie is refused.
+  bool found = false;
+  for (const ConstantRange& cr : default_constant_ranges())
+    if (cr.key == "gpu.triton_attention_scale") found = cr.only_with == "training.triton_attention";
+  EXPECT_TRUE(found);
+  EXPECT_THROW(make_variations(p, {{"gpu.gemm_efficiency", 0.1, true, 0.01, 1, "x", false, 1.0,
+                                    "training.no_such_key"}}),
+               std::invalid_argument);
+}
+
 TEST(Uncertainty, CombineIsRootSumSquareOfOneSidedMoves) {
   // Two constants: (9, 12) and (10.5, 10) around 10: down √(1² + 0²), up √(2² + 0.5²).
   const TimeBounds b = combine_bounds(10.0, {9.0, 12.0, 10.5, 10.0});

@@ -28,6 +28,9 @@ struct ConstantRange {
   // fitted derate such as gpu.clock_scale; at its neutral value there is nothing fitted to vary).
   bool only_when_fitted = false;
   double unset_value = 1.0;
+  // When set, a boolean key that must be true for the constant to be varied: the constant only
+  // acts through that mechanism (gpu.triton_attention_scale and training.triton_attention).
+  std::string only_with = {};
 };
 
 // The built-in table (docs/uncertainty.md "Ranges"). Every key is a registered key.
