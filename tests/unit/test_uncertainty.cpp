@@ -26,6 +26,38 @@ struct Seed {
   double time = evaluate(problem, c).iteration_time_s;
 };
 
+// A one-constant table whose constant does nothing at `p`: both ends are the base value and the
+// bounds of candidate `c` are its time.
+void expect_inactive(const Problem& p, const std::vector<ConstantRange>& table, const Candidate& c,
+                     double base_value) {
+  const std::vector<Variation> v = make_variations(p, table);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].value, base_value);
+  EXPECT_EQ(v[1].value, base_value);
+  const double t = evaluate(p, c).iteration_time_s;
+  ASSERT_TRUE(std::isfinite(t));
+  UncertaintyEvaluator u(p, table, EvalOptions{});
+  EXPECT_EQ(u.evaluate(c, t).bounds.lo, t);
+  EXPECT_EQ(u.evaluate(c, t).bounds.hi, t);
+}
+
+// The same table where the constant acts: its ends at value·(1 ∓ w), a lower value a slower step,
+// and bounds on both sides of the time.
+void expect_varied(const Problem& p, const std::vector<ConstantRange>& table, const Candidate& c,
+                   double value, double w) {
+  const std::vector<Variation> v = make_variations(p, table);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_NEAR(v[0].value, value * (1 - w), 1e-12);
+  EXPECT_NEAR(v[1].value, value * (1 + w), 1e-12);
+  const double t = evaluate(p, c).iteration_time_s;
+  UncertaintyEvaluator u(p, table, EvalOptions{});
+  const auto r = u.evaluate(c, t);
+  EXPECT_GT(r.times[0], t);
+  EXPECT_LT(r.times[1], t);
+  EXPECT_LT(r.bounds.lo, t);
+  EXPECT_GT(r.bounds.hi, t);
+}
+
 TEST(Uncertainty, EveryTabledKeyIsAKnownKeyWithASource) {
   for (const ConstantRange& r : default_constant_ranges()) {
     SCOPED_TRACE(r.key);
@@ -107,29 +139,12 @@ TEST(Uncertainty, AFittedDerateIsVariedOnlyWhereAPresetSetsIt) {
   Problem p = llama70b_h200();
   const std::vector<ConstantRange> table = {
       {"gpu.clock_scale", 0.029, true, 0.1, 1.5, "test", true, 1.0}};
+  const Candidate c = make_candidate(p, 4, 8, 4, 1, Schedule::k1F1B);
   // At the neutral 1 there is nothing fitted: both ends are the base value and the time stays.
-  std::vector<Variation> v = make_variations(p, table);
-  ASSERT_EQ(v.size(), 2u);
-  EXPECT_EQ(v[0].value, 1.0);
-  EXPECT_EQ(v[1].value, 1.0);
-  Candidate c = make_candidate(p, 4, 8, 4, 1, Schedule::k1F1B);
-  const double t1 = evaluate(p, c).iteration_time_s;
-  ASSERT_TRUE(std::isfinite(t1));
-  UncertaintyEvaluator u1(p, table, EvalOptions{});
-  EXPECT_EQ(u1.evaluate(c, t1).bounds.lo, t1);
-  EXPECT_EQ(u1.evaluate(c, t1).bounds.hi, t1);
+  expect_inactive(p, table, c, 1.0);
   // A fitted 0.808 is varied by ±2.9 %, and a slower clock is a slower step.
   ASSERT_FALSE(apply_key(p, "gpu.clock_scale", "0.808", "test"));
-  v = make_variations(p, table);
-  EXPECT_NEAR(v[0].value, 0.808 * 0.971, 1e-12);
-  EXPECT_NEAR(v[1].value, 0.808 * 1.029, 1e-12);
-  const double t = evaluate(p, c).iteration_time_s;
-  UncertaintyEvaluator u(p, table, EvalOptions{});
-  const auto r = u.evaluate(c, t);
-  EXPECT_GT(r.times[0], t);
-  EXPECT_LT(r.times[1], t);
-  EXPECT_LT(r.bounds.lo, t);
-  EXPECT_GT(r.bounds.hi, t);
+  expect_varied(p, table, c, 0.808, 0.029);
   // The built-in table has it, flagged.
   bool found = false;
   for (const ConstantRange& cr : default_constant_ranges())
@@ -142,29 +157,12 @@ TEST(Uncertainty, TheTritonRateIsVariedOnlyWhereTheStackRunsTheKernel) {
   ASSERT_FALSE(apply_key(p, "gpu.triton_attention_scale", "0.577", "test"));
   const std::vector<ConstantRange> table = {{"gpu.triton_attention_scale", 0.16, true, 0.05, 1.5,
                                              "test", false, 1.0, "training.triton_attention"}};
-  // Without the kernel the rate does nothing: both ends are the base value, the bounds the time.
-  std::vector<Variation> v = make_variations(p, table);
-  ASSERT_EQ(v.size(), 2u);
-  EXPECT_EQ(v[0].value, 0.577);
-  EXPECT_EQ(v[1].value, 0.577);
   const Candidate c = make_candidate(p, 4, 8, 4, 1, Schedule::k1F1B);
-  const double t0 = evaluate(p, c).iteration_time_s;
-  ASSERT_TRUE(std::isfinite(t0));
-  UncertaintyEvaluator u0(p, table, EvalOptions{});
-  EXPECT_EQ(u0.evaluate(c, t0).bounds.lo, t0);
-  EXPECT_EQ(u0.evaluate(c, t0).bounds.hi, t0);
+  // Without the kernel the rate does nothing: both ends are the base value, the bounds the time.
+  expect_inactive(p, table, c, 0.577);
   // With it, ±16 %: a slower kernel is a slower step.
   ASSERT_FALSE(apply_key(p, "training.triton_attention", "true", "test"));
-  v = make_variations(p, table);
-  EXPECT_NEAR(v[0].value, 0.577 * 0.84, 1e-12);
-  EXPECT_NEAR(v[1].value, 0.577 * 1.16, 1e-12);
-  const double t = evaluate(p, c).iteration_time_s;
-  UncertaintyEvaluator u(p, table, EvalOptions{});
-  const auto r = u.evaluate(c, t);
-  EXPECT_GT(r.times[0], t);
-  EXPECT_LT(r.times[1], t);
-  EXPECT_LT(r.bounds.lo, t);
-  EXPECT_GT(r.bounds.hi, t);
+  expect_varied(p, table, c, 0.577, 0.16);
   // The built-in table has it, tied to the kernel's key; an unknown tie is refused.
   bool found = false;
   for (const ConstantRange& cr : default_constant_ranges())
