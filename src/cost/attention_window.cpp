@@ -49,6 +49,23 @@ bool has_attention_window(const ModelSpec& m) {
   return has_sliding_window(m) || has_document_mask(m);
 }
 
+// The FlashAttention-3 paper's causal forward chart (Shah et al. 2024, arXiv 2407.08608, Figure 5,
+// head dim 128, H100 SXM5): cuDNN 315, 410, 484, 518, 529, 539 TFLOP/s at s = 512, 1k, 2k, 4k,
+// 8k, 16k, which n / (n + 2.47), n = s / 128, reproduces within 3 % from 1k up (docs/step-time.md
+// "Attention efficiency by sequence length"). Per query tile of a causal call over n key blocks the
+// kernel computes about (n + 1) / 2 blocks for n / 2 of useful work (the diagonal block in full)
+// and pays a fixed load of Q and write of O and the log-sum-exp: n / (n + 1 + 2c) with c the fixed
+// work in blocks; the chart's 2.47 is 1 + 2 × 0.735.
+double attention_length_factor(const GpuSpec& g, double keys_per_call) {
+  if (g.attention_tile_blocks <= 0 || keys_per_call <= 0) return 1.0;
+  const double n = keys_per_call / kAttentionKeyBlock;
+  return n / (n + g.attention_tile_blocks);
+}
+
+double attention_call_keys(const ModelSpec& m, const Candidate& c) {
+  return double(m.seq_length) / std::max(1, c.cp);
+}
+
 double windowed_layer_share(const ModelSpec& m) {
   if (!has_sliding_window(m)) return 0.0;
   if (m.window_attn_skip_freq <= 0 || m.layers <= 0) return 1.0;
@@ -89,7 +106,8 @@ void apply_attention_window(const Problem& pb, const Candidate& c, ItemCost* L) 
   // cost/items.hpp stack_costed), as items.cpp charged it; backward 2.5×.
   const double t = c.tp, m_tok = double(c.mbs) * m.seq_length / c.cp;
   const double hq = double(m.attention_heads) * m.head_dim;
-  const double eff = pb.gpu.attention_efficiency;
+  const double eff =
+      pb.gpu.attention_efficiency * attention_length_factor(pb.gpu, attention_call_keys(m, c));
   const double att_fwd = 0.5 * 4.0 * m_tok * m.seq_length * hq / t /
                          (pb.gpu.peak_flop_per_s * eff) /
                          fp8_attention_speedup(pb.training, pb.gpu);  // as items.cpp

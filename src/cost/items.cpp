@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ppsearch/cost/alibi.hpp"
+#include "ppsearch/cost/attention_window.hpp"
 #include "ppsearch/cost/context_parallel.hpp"
 #include "ppsearch/cost/moe_recipe.hpp"
 #include "ppsearch/cost/precision.hpp"
@@ -288,8 +289,12 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     // 4·b·s_q·s·h_q/t; backward ≈ 2.5× forward incl. FA's own recompute (§3.3).
     const double att_fwd_flops = 0.5 * 4.0 * m * d.s * d.hq / t;
     // FP8 core attention (training.fp8_attention; docs/moe.md "26.06 recipe features").
-    const double att_fwd = att_fwd_flops / (gpu.peak_flop_per_s * gpu.attention_efficiency) /
-                           fp8_attention_speedup(pb.training, gpu);
+    // The rate by length: n / (n + gpu.attention_tile_blocks) for calls over s / cp keys
+    // (cost/attention_window.hpp attention_length_factor; 1 with the key at 0).
+    const double att_eff =
+        gpu.attention_efficiency * attention_length_factor(gpu, attention_call_keys(pb.model, c));
+    const double att_fwd =
+        att_fwd_flops / (gpu.peak_flop_per_s * att_eff) / fp8_attention_speedup(pb.training, gpu);
     const double att_bwd = 2.5 * att_fwd;
     // Memory-bound element-wise ops (§3.3): 2 norms (r+w: 4h), 2 residual adds (2r+w: 6h) in
     // the h-wide (SP-sharded) region, RoPE on q,k, and the activation (SwiGLU reads

@@ -478,6 +478,12 @@ std::vector<KeyDef> build_table() {
       fraction_key("gpu.attention_efficiency", PPSEARCH_REF(double, gpu.attention_efficiency), true,
                    "achieved fraction of peak in fused (Flash) attention"),
       0.01, 1));
+  t.push_back(within(
+      float_key("gpu.attention_tile_blocks", PPSEARCH_REF(double, gpu.attention_tile_blocks),
+                kNoUnit, 0, false,
+                "fixed work per attention query tile in 128-key blocks: causal attention over n "
+                "blocks per call runs at gpu.attention_efficiency x n / (n + this); 0 = one rate"),
+      0, 1e3));
   t.push_back(
       within(fraction_key("gpu.memory_efficiency", PPSEARCH_REF(double, gpu.memory_efficiency),
                           true, "achieved fraction of HBM bandwidth in memory-bound kernels"),

@@ -28,18 +28,18 @@ TEST(TritonPresets, HopperCarriesTheFittedRateEveryOtherGpuFlashAttention2s) {
     const Problem p = load(name, {});
     const std::string gpu = p.gpu.name;
     const bool hopper = gpu.rfind("h100", 0) == 0 || gpu.rfind("h200", 0) == 0;
-    EXPECT_DOUBLE_EQ(p.gpu.triton_attention_scale, hopper ? 0.577 : 1.0) << gpu;
+    EXPECT_DOUBLE_EQ(p.gpu.triton_attention_scale, hopper ? 0.530 : 1.0) << gpu;
     EXPECT_FALSE(p.training.triton_attention);  // the default stack runs FlashAttention
   }
   const Problem h96 = load("h100-8gpu-ndr", {"cluster.gpu=h100-96gb-500w"});
-  EXPECT_DOUBLE_EQ(h96.gpu.triton_attention_scale, 0.577);
+  EXPECT_DOUBLE_EQ(h96.gpu.triton_attention_scale, 0.530);
 }
 
 TEST(TritonPresets, TheLlmFoundry2023StackTurnsTheKernelOnAndAKeyOverridesIt) {
   const Problem h100 = load("h100-8gpu-ndr", {"training.stack=llmfoundry-2023"});
   EXPECT_TRUE(h100.training.triton_attention);
   EXPECT_TRUE(h100.training.fused_elementwise);
-  EXPECT_DOUBLE_EQ(h100.gpu.triton_attention_scale, 0.577);
+  EXPECT_DOUBLE_EQ(h100.gpu.triton_attention_scale, 0.530);
   const Problem a100 = load("a100-8gpu-hdr", {"training.stack=llmfoundry-2023"});
   EXPECT_TRUE(a100.training.triton_attention);
   EXPECT_DOUBLE_EQ(a100.gpu.triton_attention_scale, 1.0);

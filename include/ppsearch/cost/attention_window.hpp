@@ -20,6 +20,15 @@ inline constexpr double kAttentionQueryTile = 128.0;
 // 1.9-2.0 us on H200 (attention_window.cpp).
 inline constexpr double kWindowedTileOverheadS = 2.1e-6;
 
+// Causal attention's rate by length (docs/step-time.md "Attention efficiency by sequence
+// length"): n / (n + gpu.attention_tile_blocks), n = keys_per_call / kAttentionKeyBlock, the
+// factor on gpu.attention_efficiency for one kernel call over keys_per_call keys; 1 when the key
+// is 0 or keys_per_call is not positive.
+double attention_length_factor(const GpuSpec&, double keys_per_call);
+// The keys of one core-attention call of a candidate's layer: the sequence, split over context
+// parallelism (each ring step or load-balanced chunk pair covers s / cp keys).
+double attention_call_keys(const ModelSpec&, const Candidate&);
+
 // model.attention_window > 0 and at least one layer is windowed, or a document mask
 // (model.attention_document_tokens > 0, cost/document_mask.hpp): the layer correction applies.
 bool has_attention_window(const ModelSpec&);

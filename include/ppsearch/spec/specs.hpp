@@ -211,9 +211,13 @@ struct GpuSpec {
   int sm_count = 132;     // for wave quantisation
   int gemm_tile_m = 128;  // output tile for wave quantisation
   int gemm_tile_n = 256;
-  double gemm_efficiency = 0.8;        // achievable fraction of peak for large GEMMs (MAMF / peak)
-  double gemm_overhead_s = 4e-6;       // fixed cost per GEMM kernel
-  double attention_efficiency = 0.5;   // FlashAttention achieved fraction of peak
+  double gemm_efficiency = 0.8;       // achievable fraction of peak for large GEMMs (MAMF / peak)
+  double gemm_overhead_s = 4e-6;      // fixed cost per GEMM kernel
+  double attention_efficiency = 0.5;  // FlashAttention achieved fraction of peak
+  // Fixed work of one attention query tile, in 128-key blocks, beyond the blocks it computes:
+  // the causal kernel runs at attention_efficiency × n / (n + this), n = the keys of one call /
+  // 128 (cost/attention_window.hpp attention_length_factor). 0 = one rate at every length.
+  double attention_tile_blocks = 0.0;
   double memory_efficiency = 0.8;      // achieved HBM fraction for element-wise ops
   double memory_reserved_bytes = 2e9;  // CUDA context + library workspaces
   double activation_overhead = 1.08;  // allocator fragmentation / temporaries factor on activations
