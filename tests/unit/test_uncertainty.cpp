@@ -152,6 +152,35 @@ TEST(Uncertainty, AFittedDerateIsVariedOnlyWhereAPresetSetsIt) {
   EXPECT_TRUE(found);
 }
 
+TEST(Uncertainty, TheAttentionTileCostIsVariedOnlyWhereAPresetSetsIt) {
+  Problem p = llama70b_h200();
+  const std::vector<ConstantRange> table = {
+      {"gpu.attention_tile_blocks", 0.45, true, 0.0, 1e3, "test", true, 0.0}};
+  const Candidate c = make_candidate(p, 4, 8, 4, 1, Schedule::k1F1B);
+  // At 0 there is one attention rate and nothing to vary.
+  ASSERT_FALSE(apply_key(p, "gpu.attention_tile_blocks", "0", "test"));
+  expect_inactive(p, table, c, 0.0);
+  // At 2.47 both ends move, and more fixed work per tile is a slower step.
+  ASSERT_FALSE(apply_key(p, "gpu.attention_tile_blocks", "2.47", "test"));
+  const std::vector<Variation> v = make_variations(p, table);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_NEAR(v[0].value, 2.47 * 0.55, 1e-12);
+  EXPECT_NEAR(v[1].value, 2.47 * 1.45, 1e-12);
+  const double t = evaluate(p, c).iteration_time_s;
+  UncertaintyEvaluator u(p, table, EvalOptions{});
+  const auto r = u.evaluate(c, t);
+  ASSERT_EQ(r.times.size(), 2u);
+  EXPECT_LT(r.times[0], t);
+  EXPECT_GT(r.times[1], t);
+  EXPECT_LT(r.bounds.lo, t);
+  EXPECT_GT(r.bounds.hi, t);
+  // The built-in table has it, varied only where set.
+  bool found = false;
+  for (const ConstantRange& cr : default_constant_ranges())
+    if (cr.key == "gpu.attention_tile_blocks") found = cr.only_when_fitted && cr.unset_value == 0;
+  EXPECT_TRUE(found);
+}
+
 TEST(Uncertainty, TheTritonRateIsVariedOnlyWhereTheStackRunsTheKernel) {
   Problem p = llama70b_h200();
   ASSERT_FALSE(apply_key(p, "gpu.triton_attention_scale", "0.577", "test"));
