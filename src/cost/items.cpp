@@ -316,6 +316,20 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
       const double dy_elems = m * (qkv_n + 2.0 * d.h / tsp + fc1_n);
       cast_fwd = (x_elems + w_elems / n_micro) * prec.cast_bytes_per_element / mem_bw;
       cast_bwd = dy_elems * prec.cast_bytes_per_element / mem_bw;
+      if (c.sp && c.tp > 1) {
+        // Gathered in FP8 (src/cost/precision.cpp): the local shards of QKV's and FC1's inputs
+        // and of the out-projection's and FC2's output gradients are cast without their
+        // transposed copy under per-tensor scaling on Hopper, which then transposes the
+        // gathered tensors (full m x h) in the backward for wgrad. The attention-only layer of
+        // a MoE model without shared experts (F = 0, moe.cpp) gathers on its attention side
+        // only: its routed experts cast their permuted tokens ungathered (moe.cpp).
+        const double pairs = (d.F > 0 || model.moe_shared_experts > 0) ? 2.0 : 1.0;
+        const double local = m * pairs * d.h / tsp;
+        const double fewer = prec.cast_bytes_per_element - prec.gathered_cast_bytes_per_element;
+        cast_fwd -= local * fewer / mem_bw;
+        cast_bwd +=
+            (2.0 * pairs * m * d.h * prec.gathered_transpose_bytes - local * fewer) / mem_bw;
+      }
     }
     // YaRN RoPE without a fused kernel (rope.cpp, docs/moe.md "YaRN RoPE"): extra passes.
     const RopeExtra rope = unfused_rope_extra(pb, m, t);
@@ -334,18 +348,23 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     if (c.tp > 1) {
       const double S = kBf16 * m * d.h;  // full activation per micro-batch
       if (c.sp) {
-        const double ag = collective_time(Collective::kAllGather, S, tp_group, links);
+        // The all-gathers move the FP8 data in FP8 (prec.gather_bytes_per_element, 2 in bf16);
+        // the reduce-scatters of the GEMM outputs stay bf16 (src/cost/precision.cpp).
+        const double S_ag = prec.gather_bytes_per_element * m * d.h;
+        const double ag = collective_time(Collective::kAllGather, S_ag, tp_group, links);
+        const double ag_dy = collective_time(
+            Collective::kAllGather, prec.grad_gather_bytes_per_element * m * d.h, tp_group, links);
         const double rs = collective_time(Collective::kReduceScatter, S, tp_group, links);
         tp_fwd = 2 * ag + 2 * rs;  // AG before QKV and FC1, RS after proj and FC2
         tp_fc2_out = rs;
         // Backward: AG of the output gradient before proj/FC2 is exposed; the RS of
         // the column-parallel input gradients overlaps the wgrad GEMMs, and the
         // re-gather of the SP input for wgrad overlaps the dgrad GEMMs (Megatron).
-        tp_bwd = 2 * ag + std::max(0.0, 2 * rs - g_wgrad) + std::max(0.0, 2 * ag - g_dgrad);
-        tp_all = tp_fwd + 4 * ag + 2 * rs;
+        tp_bwd = 2 * ag_dy + std::max(0.0, 2 * rs - g_wgrad) + std::max(0.0, 2 * ag - g_dgrad);
+        tp_all = tp_fwd + 2 * (ag_dy + ag) + 2 * rs;  // bit-identical to 4 ag in bf16
         if (!bwd_overlap) {
-          tp_bwd = 2 * ag + 2 * rs;
-          tp_all = tp_fwd + 2 * ag + 2 * rs;
+          tp_bwd = 2 * ag_dy + 2 * rs;
+          tp_all = tp_fwd + 2 * ag_dy + 2 * rs;
         }
         tp_sp_gathers = 2 * ag;
       } else {

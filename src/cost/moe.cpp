@@ -322,8 +322,10 @@ MoeItems moe_items(const Problem& pb, const Candidate& c, const Links& links,
   if (c.tp > 1 && ns == 0) {
     const GroupShape tp_group = group_shape(c.tp, 1, ndom);
     const double S = kBf16 * tokens * h;
+    // The all-gather in FP8 as items.cpp charges it (PrecisionPlan::gather_bytes_per_element).
+    const double S_ag = precision_plan(pb.training, pb.gpu).gather_bytes_per_element * tokens * h;
     const double half_fwd =
-        c.sp ? (collective_time(Collective::kAllGather, S, tp_group, links) +
+        c.sp ? (collective_time(Collective::kAllGather, S_ag, tp_group, links) +
                 collective_time(Collective::kReduceScatter, S, tp_group, links)) *
                    (1.0 - pb.cluster.tp_comm_overlap)
              : collective_time(Collective::kAllReduce, S, tp_group, links) *

@@ -68,7 +68,12 @@ TEST(Precision, CastsAreCountedByHand) {
   const double x = m * (2 * h / t + hq / t + F / t);
   const double w = (h * (hq + 2 * hkv) + hq * h + 3 * h * F) / t;
   const double dy = m * ((hq + 2 * hkv) / t + 2 * h / t + 2 * F / t);
-  const double cast = 4.0 * (x + w / n_micro + dy) / bw;
+  // Read 2 bytes, write the FP8 copy and its transpose: 4 bytes an element; but the four
+  // sequence-parallel tensors (QKV's and FC1's inputs, the out-projection's and FC2's output
+  // gradients, h/t each) are cast row-wise only (3 bytes) and gathered in FP8, and the backward
+  // transposes the four gathered m x h tensors (read 1, write 1) for wgrad.
+  const double gathered = m * 4 * h / t;
+  const double cast = (4.0 * (x + w / n_micro + dy) - 1.0 * gathered + 2.0 * 4 * m * h) / bw;
   // The GEMMs match only up to the roofline's FP8 bytes, which do not bind here.
   EXPECT_NEAR(f.layer.compute_s - b.layer.compute_s, cast, 1e-6 * cast);
   EXPECT_GT(cast, 0.0);
@@ -108,6 +113,42 @@ TEST(Precision, MemoryByHand) {
   // Output layer and embedding are untouched.
   EXPECT_EQ(f.head.act_bytes, b.head.act_bytes);
   EXPECT_EQ(f.embed.static_bytes, b.embed.static_bytes);
+}
+
+// Sequence-parallel TP in FP8: the all-gathers move the quantised data (1 byte, + 1/32 for MXFP8's
+// scales; MXFP8's output gradient with both copies), the reduce-scatters bf16. A layer's TP
+// traffic (hidden + exposed) by hand: forward 2 AG + 2 RS, backward 2 AG of the output gradient,
+// 2 RS of the input gradients and the 2 re-gathers of the SP input for wgrad (Megatron with TE,
+// docs/precision.md "FP8 all-gathers").
+TEST(Precision, SequenceParallelGathersMoveFp8Bytes) {
+  Problem p = llama70b_h200();
+  p.gpu.peak_fp8_flop_per_s = 1979e12;
+  p.gpu.mxfp8 = true;  // to cost the MXFP8 recipe on the same problem
+  const Candidate c = make_candidate(p, 8, 4, 4, 1, Schedule::k1F1B, Recompute::kNone, 1, 1);
+  const Links links = effective_links(p.cluster);
+  const GroupShape g = group_shape(c.tp, 1, p.cluster.nvlink_domain_size);
+  const double S = 2.0 * c.mbs * double(p.model.seq_length) * p.model.hidden_size;
+  const double rs = collective_time(Collective::kReduceScatter, S, g, links);
+  auto ag = [&](double bytes_per_element) {
+    return collective_time(Collective::kAllGather, S * bytes_per_element / 2.0, g, links);
+  };
+  auto by_hand = [&](double gather_bytes, double grad_gather_bytes) {
+    return 4.0 * ag(gather_bytes) + 2.0 * ag(grad_gather_bytes) + 4.0 * rs;
+  };
+  const double bf16 = chain_costs(p, c, links).layer.tp_total_s;
+  EXPECT_NEAR(bf16, by_hand(2.0, 2.0), 1e-12 * bf16);
+  for (Fp8Recipe r : {Fp8Recipe::kDelayed, Fp8Recipe::kCurrent}) {
+    const double f8 = chain_costs(fp8(p, r), c, links).layer.tp_total_s;
+    EXPECT_NEAR(f8, by_hand(1.0, 1.0), 1e-12 * f8);
+    EXPECT_LT(f8, bf16);
+  }
+  const double mx = chain_costs(fp8(p, Fp8Recipe::kMxfp8), c, links).layer.tp_total_s;
+  EXPECT_NEAR(mx, by_hand(1.0 + 1.0 / 32, 2.0 + 2.0 / 32), 1e-12 * mx);
+  EXPECT_EQ(precision_plan(p.training, p.gpu).gather_bytes_per_element, 2.0);
+  // Without SP the layer all-reduces its bf16 GEMM outputs: FP8 changes nothing.
+  const Candidate no_sp = make_candidate(p, 8, 4, 4, 1, Schedule::k1F1B, Recompute::kNone, 0, 1);
+  EXPECT_EQ(chain_costs(fp8(p), no_sp, links).layer.tp_total_s,
+            chain_costs(p, no_sp, links).layer.tp_total_s);
 }
 
 TEST(Precision, Fp8OnA100IsAConfigurationIssue) {

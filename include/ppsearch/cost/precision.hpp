@@ -28,6 +28,24 @@ struct PrecisionPlan {
   // Bytes per element of a linear layer's input saved for its backward (wgrad): 1 in FP8, 2 in
   // bf16.
   double saved_input_bytes = 2;
+  // Sequence-parallel all-gathers of the linear layers' inputs and output gradients (the norm
+  // output before QKV and FC1 and its re-gather for wgrad; the output gradient before the
+  // out-projection's and FC2's dgrad and wgrad). Transformer Engine quantises the local shard and
+  // gathers the FP8 data (src/cost/precision.cpp). The reduce-scatters of the GEMM outputs stay
+  // bf16. All 2 (and 0) in bf16.
+  // Bytes per element of one gathered copy: 1 (+1/32 for MXFP8's scales).
+  double gather_bytes_per_element = 2;
+  // Bytes per element of the output-gradient gather: one copy for per-tensor scaling (its
+  // transpose is made after the gather), both MXFP8 copies (row-wise for dgrad, column-wise for
+  // wgrad) with their scales.
+  double grad_gather_bytes_per_element = 2;
+  // HBM bytes per local element of the cast of a tensor that is gathered: per-tensor scaling
+  // writes the row-wise copy only (cast_bytes_per_element − 1 where a transpose is written);
+  // MXFP8 writes both copies as an ungathered cast.
+  double gathered_cast_bytes_per_element = 0;
+  // HBM bytes per gathered element of the transpose that per-tensor scaling makes after the
+  // gather for wgrad where FP8 GEMMs take only the TN layout (read 1, write 1); 0 otherwise.
+  double gathered_transpose_bytes = 0;
 };
 
 PrecisionPlan precision_plan(const TrainingSpec&, const GpuSpec&);
