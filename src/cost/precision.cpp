@@ -49,20 +49,16 @@ PrecisionPlan precision_plan(const TrainingSpec& t, const GpuSpec& g) {
     p.weight_copy_bytes = (transpose ? 2.0 : 1.0) + mx_scales;
   }
   p.saved_input_bytes = 1.0;
-  // Sequence-parallel all-gathers in FP8: LayerNormLinear quantises the norm output (in the
-  // norm kernel) and gathers the quantised shard, through NCCL or Userbuffers, and gathers it
-  // again for wgrad; the row-parallel Linear's grad_output_preprocess casts the output gradient
-  // and gathers the FP8 data (transformer_engine/pytorch/module/layernorm_linear.py and
-  // base.py, NVIDIA/TransformerEngine @d0067d0, gather_along_first_dim(..., quantizer=...);
-  // TE 1.12 the same: ln_out allocated as uint8 when fp8, grad_output_c cast before its gather).
-  // Per-tensor scaling gathers the row-wise data and makes the transpose afterwards
-  // (supports_only_rowwise_all_gather, module/_common.py); MXFP8 gathers the column-wise copy
-  // with its scales.
-  // distributed.py _all_gather_fp8: the local shard is quantised row-wise only, gathered, and
-  // the transpose made from the gathered data when the GEMMs need it
-  // (!nvte_is_non_tn_fp8_gemm_supported()); _all_gather_mxfp8 gathers each requested usage, and
-  // the output gradient is requested with both (grad_output_preprocess; under Userbuffers the
-  // column-wise copy is gathered separately, layernorm_linear.py backward).
+  // Sequence-parallel all-gathers in FP8 (NVIDIA/TransformerEngine @d0067d0; TE 1.12 the same):
+  // LayerNormLinear quantises the norm output in the norm kernel and gathers the quantised shard,
+  // through NCCL or Userbuffers, and again for wgrad; the row-parallel Linear's
+  // grad_output_preprocess casts the output gradient and gathers the FP8 data
+  // (module/layernorm_linear.py, module/base.py: gather_along_first_dim(..., quantizer=...)).
+  // Per-tensor scaling quantises the local shard row-wise only and makes the transpose from the
+  // gathered data when the GEMMs need it (distributed.py _all_gather_fp8,
+  // !nvte_is_non_tn_fp8_gemm_supported()); MXFP8 gathers each requested copy with its scales
+  // (_all_gather_mxfp8), the output gradient with both (under Userbuffers the column-wise copy
+  // is gathered separately, layernorm_linear.py backward).
   p.gather_bytes_per_element = mx ? 1.0 + 1.0 / 32.0 : 1.0;
   p.grad_gather_bytes_per_element = mx ? 2.0 * (1.0 + 1.0 / 32.0) : 1.0;
   p.gathered_cast_bytes_per_element =

@@ -151,6 +151,26 @@ TEST(Precision, SequenceParallelGathersMoveFp8Bytes) {
             chain_costs(p, no_sp, links).layer.tp_total_s);
 }
 
+// The attention-only layer of a MoE model (F = 0, cost/moe.cpp) without shared experts gathers
+// only its attention side's two tensors (QKV's input, the out-projection's output gradient): the
+// row-wise-only casts and the transposes of the MLP side's pair are not charged there.
+TEST(Precision, AttentionOnlyLayerWithoutSharedExpertsGathersOnePair) {
+  Problem p = fp8(llama70b_h200());
+  p.gpu.peak_fp8_flop_per_s = 1979e12;
+  p.model.ffn_hidden_size = 0;
+  const Candidate c = make_candidate(p, 8, 4, 4, 1, Schedule::k1F1B, Recompute::kNone, 1, 1);
+  const Links links = effective_links(p.cluster);
+  const double alone = chain_costs(p, c, links).layer.compute_s;
+  p.model.moe_shared_experts = 1;
+  const double shared = chain_costs(p, c, links).layer.compute_s;
+  const double m = c.mbs * double(p.model.seq_length), h = p.model.hidden_size, t = c.tp;
+  const double bw = p.gpu.hbm_bytes_per_s * p.gpu.memory_efficiency;
+  // One byte fewer in each of the pair's two local casts, 2 bytes per element of its two
+  // gathered m x h transposes.
+  const double pair = (-2.0 * m * h / t + 2.0 * 2 * m * h) / bw;
+  EXPECT_NEAR(shared - alone, pair, 1e-6 * pair);
+}
+
 TEST(Precision, Fp8OnA100IsAConfigurationIssue) {
   Problem p = fp8(gpt175b_a100());
   p.gpu.peak_fp8_flop_per_s = 0;
