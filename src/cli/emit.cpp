@@ -248,6 +248,21 @@ bool launch_tp_overlap(Builder& b, const Problem& p, const ResultRow& r, const c
   return false;
 }
 
+// training.tp_fp8_reduce_scatter where it changes the cost (src/cost/precision.cpp): FP8 delayed
+// scaling, TP > 1 with SP and Transformer Engine's TP overlap. No framework flag sets fp8_buf;
+// it is a field of the Userbuffers config of proj_fprop and fc2_fprop (`how` says where).
+void note_fp8_reduce_scatter(Builder& b, const Problem& p, const ResultRow& r, bool tp_overlap,
+                             const std::string& how) {
+  if (!p.training.tp_fp8_reduce_scatter || p.training.precision != "fp8" ||
+      p.training.fp8_recipe != Fp8Recipe::kDelayed || !p.training.tp_comm_overlap || r.tp <= 1 ||
+      !r.sequence_parallel || !tp_overlap)
+    return;
+  b.approx(
+      "training.tp_fp8_reduce_scatter: the out-projection's and FC2's forward "
+      "reduce-scatters were costed in FP8; " +
+      how);
+}
+
 // Schedules the Megatron-LM engine (Megatron-LM and Megatron-Bridge) runs: with pp > 1, 1F1B
 // (vpp 1) and interleaved 1F1B (vpp > 1) only (megatron/core/pipeline_parallel/schedules.py).
 bool megatron_schedule_ok(const ResultRow& r, std::string* why) {
@@ -546,6 +561,10 @@ LaunchConfig megatron(const Problem& p, const ResultRow& r,
     b.flag("--tp-comm-overlap");
     b.comment("--tp-comm-overlap: " + tp_overlap_what(p) +
               " is modelled; needs Transformer Engine");
+    note_fp8_reduce_scatter(b, p, r, true,
+                            "pass --tp-comm-overlap-cfg with a YAML file whose proj_fprop and "
+                            "fc2_fprop entries set method: pipeline and fp8_buf: true, or they "
+                            "run in bf16, slower than modelled");
   }
   // Interleaved p2p: overlap_p2p_comm is on unless --no-overlap-p2p-communication.
   if (interleaved(r) && !p.training.p2p_overlap) b.flag("--no-overlap-p2p-communication");
@@ -673,6 +692,10 @@ LaunchConfig nemo(const Problem& p, const ResultRow& r, const std::vector<std::p
         " is modelled (Megatron-Bridge initialize.py then sets up TE userbuffers); a recipe "
         "with a comm_overlap config sets it from comm_overlap.tp_comm_overlap, so make that true "
         "as well");
+  note_fp8_reduce_scatter(b, p, r, tp_overlap,
+                          "set comm_overlap.tp_comm_overlap_cfg's proj_fprop and fc2_fprop to "
+                          "PipelineOverlapCfg(..., fp8_buf=True) in the recipe, or they run in "
+                          "bf16, slower than modelled");
   if (interleaved(r)) {
     // overlap_p2p_comm must come with batch_p2p_comm off (ModelParallelConfig.__post_init__).
     b.flag("model.overlap_p2p_comm", tf(p.training.p2p_overlap));
@@ -858,6 +881,9 @@ LaunchConfig torchtitan(const Problem& p, const ResultRow& r,
   if (async_tp) {
     b.word("--compile.enable_async_tensor_parallel");
     b.comment("--compile.enable_async_tensor_parallel: " + tp_overlap_what(p) + " is modelled");
+    note_fp8_reduce_scatter(b, p, r, true,
+                            "torchtitan has no such option (its row-parallel matmuls write bf16 "
+                            "outputs, which it reduce-scatters): slower than modelled");
     if (!p.training.fused_elementwise)
       b.approx(
           "async TP needs torch.compile, which also fuses the element-wise ops that were "

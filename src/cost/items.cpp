@@ -349,14 +349,22 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
       const double S = kBf16 * m * d.h;  // full activation per micro-batch
       if (c.sp) {
         // The all-gathers move the FP8 data in FP8 (prec.gather_bytes_per_element, 2 in bf16);
-        // the reduce-scatters of the GEMM outputs stay bf16 (src/cost/precision.cpp).
+        // the reduce-scatters of the GEMM outputs are bf16 except as below (precision.cpp).
         const double S_ag = prec.gather_bytes_per_element * m * d.h;
         const double ag = collective_time(Collective::kAllGather, S_ag, tp_group, links);
         const double ag_dy = collective_time(
             Collective::kAllGather, prec.grad_gather_bytes_per_element * m * d.h, tp_group, links);
         const double rs = collective_time(Collective::kReduceScatter, S, tp_group, links);
-        tp_fwd = 2 * ag + 2 * rs;  // AG before QKV and FC1, RS after proj and FC2
-        tp_fc2_out = rs;
+        // The forward's reduce-scatters after proj and FC2: bf16, or FP8 with
+        // training.tp_fp8_reduce_scatter (PrecisionPlan::fwd_reduce_scatter_bytes_per_element).
+        const double rs_fwd =
+            prec.fwd_reduce_scatter_bytes_per_element == kBf16
+                ? rs
+                : collective_time(Collective::kReduceScatter,
+                                  prec.fwd_reduce_scatter_bytes_per_element * m * d.h, tp_group,
+                                  links);
+        tp_fwd = 2 * ag + 2 * rs_fwd;  // AG before QKV and FC1, RS after proj and FC2
+        tp_fc2_out = rs_fwd;
         // Backward: AG of the output gradient before proj/FC2 is exposed; the RS of
         // the column-parallel input gradients overlaps the wgrad GEMMs, and the
         // re-gather of the SP input for wgrad overlaps the dgrad GEMMs (Megatron).

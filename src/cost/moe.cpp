@@ -322,11 +322,14 @@ MoeItems moe_items(const Problem& pb, const Candidate& c, const Links& links,
   if (c.tp > 1 && ns == 0) {
     const GroupShape tp_group = group_shape(c.tp, 1, ndom);
     const double S = kBf16 * tokens * h;
-    // The all-gather in FP8 as items.cpp charges it (PrecisionPlan::gather_bytes_per_element).
-    const double S_ag = precision_plan(pb.training, pb.gpu).gather_bytes_per_element * tokens * h;
+    // The all-gather in FP8 and the forward reduce-scatter in its bytes as items.cpp charges
+    // them (PrecisionPlan::gather_bytes_per_element, fwd_reduce_scatter_bytes_per_element).
+    const PrecisionPlan prec = precision_plan(pb.training, pb.gpu);
+    const double S_ag = prec.gather_bytes_per_element * tokens * h;
+    const double S_rs = prec.fwd_reduce_scatter_bytes_per_element * tokens * h;
     const double half_fwd =
         c.sp ? (collective_time(Collective::kAllGather, S_ag, tp_group, links) +
-                collective_time(Collective::kReduceScatter, S, tp_group, links)) *
+                collective_time(Collective::kReduceScatter, S_rs, tp_group, links)) *
                    (1.0 - pb.cluster.tp_comm_overlap)
              : collective_time(Collective::kAllReduce, S, tp_group, links) *
                    (1.0 - pb.cluster.tp_comm_overlap);

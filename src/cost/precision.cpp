@@ -64,6 +64,19 @@ PrecisionPlan precision_plan(const TrainingSpec& t, const GpuSpec& g) {
   p.gathered_cast_bytes_per_element =
       (!mx && transpose) ? p.cast_bytes_per_element - 1.0 : p.cast_bytes_per_element;
   p.gathered_transpose_bytes = (!mx && transpose) ? 2.0 : 0.0;
+  // FP8 forward reduce-scatters (training.tp_fp8_reduce_scatter): Transformer Engine's
+  // initialize_ub gives proj_fprop and fc2_fprop a uint8 Userbuffers buffer when the user's
+  // config sets fp8_buf (module/base.py: fp8_buf for the pipeline-method layers; v1.12 and
+  // @d0067d0), the row-parallel Linear then asks for an FP8 GEMM output (linear.py:
+  // ub_overlap_rs_fprop and is_fp8_ubuf() -> fp8_output) and the reduce-scatter reads the FP8
+  // chunks and writes bf16. The GEMM writes FP8 in its epilogue only under delayed scaling
+  // (extensions/gemm.cpp @v2.9: "only use-case for fused GEMM: Delayed scaling quantizer with
+  // per-tensor scaling inputs"; current scaling and MXFP8 quantise after the GEMM, so the
+  // overlapped reduce-scatter is not in FP8). Only Userbuffers has the FP8 buffer, so the key
+  // needs training.tp_comm_overlap. dgxc-benchmarking v25.01's llama3.1/configure.sh sets it for
+  // its Llama 3.1 405B FP8 runs.
+  if (t.tp_fp8_reduce_scatter && t.tp_comm_overlap && t.fp8_recipe == Fp8Recipe::kDelayed)
+    p.fwd_reduce_scatter_bytes_per_element = 1.0;
   return p;
 }
 

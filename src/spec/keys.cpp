@@ -421,6 +421,12 @@ std::vector<KeyDef> build_table() {
   t.push_back(bool_key("training.fp8_param_gather", PPSEARCH_REF(bool, training.fp8_param_gather),
                        "with fp8: FP8 primary weights replace the bf16 weight copy (Megatron "
                        "--fp8-param-gather); docs/precision.md"));
+  t.push_back(bool_key("training.tp_fp8_reduce_scatter",
+                       PPSEARCH_REF(bool, training.tp_fp8_reduce_scatter),
+                       "with fp8 delayed scaling, SP and training.tp_comm_overlap: the "
+                       "out-projection's and FC2's forward reduce-scatters move FP8 (Transformer "
+                       "Engine Userbuffers fp8_buf on proj_fprop and fc2_fprop); no effect "
+                       "otherwise; docs/precision.md"));
   // Mixture of experts (docs/moe.md).
   t.push_back(within(float_key("training.moe_load_imbalance",
                                PPSEARCH_REF(double, training.moe_load_imbalance), kNoUnit, 1, false,

@@ -470,6 +470,9 @@ RunRecord read_row(const std::string& source, const CsvRecord& rec,
   if (auto v = r.integer("wgrad_deferral_limit", 0, 1000000, true,
                          "an integer in [0, 1000000] (0 = every micro-batch), or empty (off)"))
     run.wgrad_deferral_limit = static_cast<int>(*v);
+  // FP8 forward reduce-scatters (docs/precision.md), empty = the key's value.
+  if (auto v = r.integer("tp_fp8_reduce_scatter", 0, 1, true, "0 or 1, or empty (default)"))
+    run.tp_fp8_reduce_scatter = *v == 1;
 
   // Cross-column rules, only when the columns they use are valid.
   if (issues->size() != before) return run;

@@ -142,6 +142,8 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
     p->training.defer_embedding_wgrad = true;
     p->training.wgrad_deferral_limit = *run.wgrad_deferral_limit;
   }
+  // FP8 forward reduce-scatters (docs/precision.md "FP8 reduce-scatters of the forward").
+  if (run.tp_fp8_reduce_scatter) p->training.tp_fp8_reduce_scatter = *run.tp_fp8_reduce_scatter;
 
   p->training.global_batch_size = run.global_batch_size;
   p->training.attention_flops = AttentionFlops::kFull;  // no source halves attention FLOPs

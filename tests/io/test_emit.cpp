@@ -276,6 +276,37 @@ TEST(Emit, TpCommOverlapOnlyWhenModelled) {
   }
 }
 
+// training.tp_fp8_reduce_scatter has no framework flag (it is the fp8_buf field of the
+// Userbuffers config): where it changed the cost (FP8 delayed scaling, TP with SP and TP overlap)
+// each format says how to launch it, as an approximation; elsewhere it says nothing.
+TEST(Emit, Fp8ReduceScatterIsSaidWhereItWasCosted) {
+  Problem p = llama70b();
+  p.training.precision = "fp8";
+  p.training.fp8_recipe = Fp8Recipe::kDelayed;
+  p.training.tp_comm_overlap = true;
+  const auto sp = row(8, 1, 1, 16, 1, 1, Schedule::k1F1B, Recompute::kNone, 1, 1);
+  const char* how[] = {"--tp-comm-overlap-cfg", "PipelineOverlapCfg(..., fp8_buf=True)",
+                       "torchtitan has no such option"};
+  int i = 0;
+  for (LaunchFormat f : {LaunchFormat::kMegatron, LaunchFormat::kNemo, LaunchFormat::kTorchtitan}) {
+    const char* said = how[i++];
+    EXPECT_FALSE(has(emit_launch_config(f, p, sp, {{0, 81}}), "tp_fp8_reduce_scatter"));
+    Problem q = p;
+    q.training.tp_fp8_reduce_scatter = true;
+    const LaunchConfig lc = emit_launch_config(f, q, sp, {{0, 81}});
+    EXPECT_TRUE(has(lc, "approximated: training.tp_fp8_reduce_scatter")) << lc.text;
+    EXPECT_TRUE(has(lc, said)) << lc.text;
+    EXPECT_TRUE(lc.approximated);
+    // Current scaling quantises after the GEMM: the key costs nothing there and is not said.
+    Problem c = q;
+    c.training.fp8_recipe = Fp8Recipe::kCurrent;
+    EXPECT_FALSE(has(emit_launch_config(f, c, sp, {{0, 81}}), "tp_fp8_reduce_scatter"));
+    Problem off = q;
+    off.training.tp_comm_overlap = false;
+    EXPECT_FALSE(has(emit_launch_config(f, off, sp, {{0, 81}}), "tp_fp8_reduce_scatter"));
+  }
+}
+
 // Every stack profile's settings that a framework has a flag for are launched with the value
 // the cost model used, so the printed command runs the job that was costed (docs/launch.md
 // "Stack settings").

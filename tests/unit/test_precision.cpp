@@ -2,11 +2,18 @@
 // against hand counts, and the refusal of fp8 on a GPU without FP8 tensor cores.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "../support/builders.hpp"
+#include "../support/runs_text.hpp"
 #include "ppsearch/cost/comm.hpp"
 #include "ppsearch/cost/items.hpp"
 #include "ppsearch/cost/precision.hpp"
 #include "ppsearch/spec/check.hpp"
+#include "ppsearch/util/error.hpp"
+#include "ppsearch/validate/runs_csv.hpp"
+#include "ppsearch/validate/validate.hpp"
 
 namespace ppsearch {
 namespace {
@@ -149,6 +156,88 @@ TEST(Precision, SequenceParallelGathersMoveFp8Bytes) {
   const Candidate no_sp = make_candidate(p, 8, 4, 4, 1, Schedule::k1F1B, Recompute::kNone, 0, 1);
   EXPECT_EQ(chain_costs(fp8(p), no_sp, links).layer.tp_total_s,
             chain_costs(p, no_sp, links).layer.tp_total_s);
+}
+
+// training.tp_fp8_reduce_scatter (Transformer Engine Userbuffers fp8_buf on proj_fprop and
+// fc2_fprop): under delayed scaling with TP overlap the forward's two reduce-scatters move one
+// byte an element; the backward's reduce-scatters of the input gradients stay bf16. Current
+// scaling and MXFP8 quantise after the GEMM, and without Userbuffers there is no FP8 buffer: no
+// change there.
+TEST(Precision, Fp8ReduceScatterOfTheForwardByHand) {
+  Problem p = llama70b_h200();
+  p.gpu.peak_fp8_flop_per_s = 1979e12;
+  p.gpu.mxfp8 = true;
+  const Candidate c = make_candidate(p, 8, 4, 4, 1, Schedule::k1F1B, Recompute::kNone, 1, 1);
+  const Links links = effective_links(p.cluster);
+  const GroupShape g = group_shape(c.tp, 1, p.cluster.nvlink_domain_size);
+  const double S = 2.0 * c.mbs * double(p.model.seq_length) * p.model.hidden_size;
+  const double rs16 = collective_time(Collective::kReduceScatter, S, g, links);
+  const double rs8 = collective_time(Collective::kReduceScatter, S / 2.0, g, links);
+  ASSERT_LT(rs8, rs16);
+  auto tp_total = [&](Fp8Recipe r, bool key, bool overlap) {
+    Problem q = fp8(p, r);
+    q.training.tp_fp8_reduce_scatter = key;
+    q.training.tp_comm_overlap = overlap;
+    return chain_costs(q, c, links).layer.tp_total_s;
+  };
+  const double off = tp_total(Fp8Recipe::kDelayed, false, true);
+  const double on = tp_total(Fp8Recipe::kDelayed, true, true);
+  EXPECT_NEAR(off - on, 2.0 * (rs16 - rs8), 1e-9 * off);
+  Problem q = fp8(p);
+  q.training.tp_fp8_reduce_scatter = true;
+  EXPECT_EQ(precision_plan(q.training, q.gpu).fwd_reduce_scatter_bytes_per_element, 1.0);
+  for (Fp8Recipe r : {Fp8Recipe::kCurrent, Fp8Recipe::kMxfp8})
+    EXPECT_EQ(tp_total(r, true, true), tp_total(r, false, true)) << static_cast<int>(r);
+  EXPECT_EQ(tp_total(Fp8Recipe::kDelayed, true, false),
+            tp_total(Fp8Recipe::kDelayed, false, false));
+  // In bf16 the key does nothing.
+  Problem b = p;
+  b.training.tp_fp8_reduce_scatter = true;
+  EXPECT_EQ(chain_costs(b, c, links).layer.tp_total_s, chain_costs(p, c, links).layer.tp_total_s);
+  // The forward: its exposed TP time falls as well (the recompute-free layer's fwd_s).
+  Problem d = fp8(p);
+  const double fwd_off = chain_costs(d, c, links).layer.fwd_s;
+  d.training.tp_fp8_reduce_scatter = true;
+  EXPECT_LT(chain_costs(d, c, links).layer.fwd_s, fwd_off);
+}
+
+// The runs CSV column tp_fp8_reduce_scatter: the six dgxc-benchmarking v25.01 Llama 3.1 405B FP8
+// rows state it (configure.sh sets fp8_buf on proj_fprop and fc2_fprop in its 405b branch when
+// FP8 is on), every other row leaves it empty; the value reaches the key; a bad cell is an issue
+// naming the column and what is allowed.
+TEST(Precision, Fp8ReduceScatterColumnReachesTheKey) {
+  const std::string text = test::validation_text("runs-public.csv");
+  const std::vector<RunRecord> runs = parse_runs_csv(text, "runs-public.csv");
+  int stated = 0;
+  for (const RunRecord& r : runs) {
+    const bool row = r.id.rfind("dgxc-v25.01-llama31-405b-fp8-", 0) == 0;
+    if (!row) {
+      EXPECT_FALSE(r.tp_fp8_reduce_scatter.has_value()) << r.id;
+      continue;
+    }
+    ASSERT_TRUE(r.tp_fp8_reduce_scatter.has_value()) << r.id;
+    EXPECT_TRUE(*r.tp_fp8_reduce_scatter) << r.id;
+    ++stated;
+    Problem p = llama70b_h200();
+    p.gpu.peak_fp8_flop_per_s = 1979e12;
+    std::string why;
+    ASSERT_TRUE(apply_run_to_problem(r, map_gpu(r.gpu), &p, &why)) << r.id << ": " << why;
+    EXPECT_TRUE(p.training.tp_fp8_reduce_scatter) << r.id;
+  }
+  EXPECT_EQ(stated, 6);
+  std::string bad = text, was;
+  ASSERT_TRUE(test::replace_cell(&bad, "dgxc-v25.01-llama31-405b-fp8-96", "tp_fp8_reduce_scatter",
+                                 "2", &was));
+  ASSERT_EQ(was, "1");
+  try {
+    parse_runs_csv(bad, "t.csv");
+    ADD_FAILURE() << "no issue for tp_fp8_reduce_scatter = 2";
+  } catch (const ConfigError& e) {
+    bool found = false;
+    for (const auto& i : e.issues())
+      found |= i.message().find("tp_fp8_reduce_scatter = 2: 0 or 1, or empty") != std::string::npos;
+    EXPECT_TRUE(found) << e.what();
+  }
 }
 
 // The attention-only layer of a MoE model (F = 0, cost/moe.cpp) without shared experts gathers

@@ -32,7 +32,7 @@ struct PrecisionPlan {
   // output before QKV and FC1 and its re-gather for wgrad; the output gradient before the
   // out-projection's and FC2's dgrad and wgrad). Transformer Engine quantises the local shard and
   // gathers the FP8 data (src/cost/precision.cpp). The reduce-scatters of the GEMM outputs stay
-  // bf16. All 2 (and 0) in bf16.
+  // bf16 (but see fwd_reduce_scatter_bytes_per_element). All 2 (and 0) in bf16.
   // Bytes per element of one gathered copy: 1 (+1/32 for MXFP8's scales).
   double gather_bytes_per_element = 2;
   // Bytes per element of the output-gradient gather: one copy for per-tensor scaling (its
@@ -46,6 +46,11 @@ struct PrecisionPlan {
   // HBM bytes per gathered element of the transpose that per-tensor scaling makes after the
   // gather for wgrad where FP8 GEMMs take only the TN layout (read 1, write 1); 0 otherwise.
   double gathered_transpose_bytes = 0;
+  // Bytes per element of the forward reduce-scatters after the out-projection and FC2 (with SP):
+  // 2 (bf16), 1 when training.tp_fp8_reduce_scatter holds under delayed scaling with
+  // training.tp_comm_overlap (src/cost/precision.cpp). The backward's reduce-scatters of the
+  // input gradients stay bf16.
+  double fwd_reduce_scatter_bytes_per_element = 2;
 };
 
 PrecisionPlan precision_plan(const TrainingSpec&, const GpuSpec&);

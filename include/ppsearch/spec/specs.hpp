@@ -111,6 +111,11 @@ struct TrainingSpec {
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
   // FP8 primary weights (Megatron --fp8-param-gather): the FP8 weight replaces the bf16 copy.
   bool fp8_param_gather = false;
+  // FP8 forward reduce-scatters (Transformer Engine Userbuffers fp8_buf on proj_fprop and
+  // fc2_fprop): with delayed scaling, TP > 1, SP and training.tp_comm_overlap, the GEMM epilogue
+  // of the out-projection and FC2 writes FP8 and the reduce-scatter moves one byte an element
+  // (docs/precision.md "FP8 reduce-scatters of the forward").
+  bool tp_fp8_reduce_scatter = false;
   // Mixture of experts (docs/moe.md).
   double moe_load_imbalance = 1.0;  // tokens on the busiest expert rank / the mean (1 = balanced)
   double moe_a2a_overlap = 0.0;     // fraction of the dispatch/combine all-to-all hidden

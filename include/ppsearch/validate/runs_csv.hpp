@@ -92,7 +92,9 @@ inline constexpr std::array<const char*, 29> kRunsColumns = {
 ///        Deferred output-layer wgrad: `wgrad_deferral_limit` (an integer in [0, 1000000]:
 ///        training.defer_embedding_wgrad = true and training.wgrad_deferral_limit = it; empty =
 ///        the keys' values).
-inline constexpr std::array<const char*, 41> kRunsOptionalColumns = {
+///        FP8 forward reduce-scatters: `tp_fp8_reduce_scatter` (training.tp_fp8_reduce_scatter,
+///        0 or 1, empty = the key's default).
+inline constexpr std::array<const char*, 42> kRunsOptionalColumns = {
     "measured_peak_memory_gb",
     "memory_metric",
     "memory_derivation",
@@ -162,6 +164,10 @@ inline constexpr std::array<const char*, 41> kRunsOptionalColumns = {
     // wgrad_deferral_limit with defer_embedding_wgrad_compute on (0 = every micro-batch); empty =
     // the keys' values (off unless --set).
     "wgrad_deferral_limit",
+    // FP8 forward reduce-scatters (docs/precision.md "FP8 reduce-scatters of the forward"): the
+    // run's Userbuffers config set fp8_buf on proj_fprop and fc2_fprop
+    // (training.tp_fp8_reduce_scatter: 0 or 1, empty = the key's default).
+    "tp_fp8_reduce_scatter",
 };
 
 /// \brief One checked row of a runs CSV. Integers that the source does not state are
@@ -247,6 +253,9 @@ struct RunRecord {
   // Deferred output-layer wgrad: training.defer_embedding_wgrad = true with
   // training.wgrad_deferral_limit = this; std::nullopt = the keys' values.
   std::optional<int> wgrad_deferral_limit;
+  // FP8 forward reduce-scatters: training.tp_fp8_reduce_scatter, empty = the key's default (or
+  // --set) value.
+  std::optional<bool> tp_fp8_reduce_scatter;
 };
 
 /// \brief Parses and checks a whole runs CSV. Checks the header (every schema column of
