@@ -210,7 +210,9 @@ std::vector<std::string> megatron_engine_differences(const Problem& p, const Res
   if (r.tp > 1 && t.tp_bwd_overlap != m->tp_bwd_overlap)
     out.push_back("training.tp_bwd_overlap = false (backward TP collectives not hidden)");
   if (recompute_of(r) == Recompute::kFull && t.recompute_skip_fc2 != m->recompute_skip_fc2)
-    out.push_back("training.recompute_skip_fc2 = true (compiled recomputation)");
+    out.push_back(
+        "training.recompute_skip_fc2 = true (a replay that stops before FC2: compiled, or "
+        "PyTorch's non-reentrant checkpoint)");
   if (t.cross_entropy_fusion && t.cross_entropy_inplace != m->cross_entropy_inplace)
     out.push_back("training.cross_entropy_inplace = false (a new gradient buffer)");
   if (t.optimizer_impl != m->optimizer_impl)
@@ -798,6 +800,13 @@ LaunchConfig torchtitan(const Problem& p, const ResultRow& r,
         "ZeRO-1 (optimizer state sharded) has no torchtitan form; FSDP with "
         "fsdp_reshard_after_forward never (ZeRO-2-like) is used: less memory than "
         "modelled, about the same traffic");
+  // FSDP's gradient passes (training.fsdp_impl, src/cost/fsdp_grad.cpp): torchtitan's FSDP is
+  // FSDP2, whose copy-in differs from what another implementation was costed with.
+  if (r.zero_stage >= 2 && r.dp * r.cp > 1 && p.training.fsdp_impl != "fsdp2")
+    b.approx("training.fsdp_impl = " + p.training.fsdp_impl +
+             " was costed; torchtitan runs FSDP2 (fully_shard), whose gradient copy-in before "
+             "each reduce-scatter moves other bytes (docs/step-time.md \"FSDP's gradient "
+             "passes\")");
   b.flag("--parallelism.data_parallel_replicate_degree", replicate);
   b.flag("--parallelism.data_parallel_shard_degree", shard);
   if (!reshard.empty() && shard > 1) b.flag("--parallelism.fsdp_reshard_after_forward", reshard);
@@ -910,6 +919,13 @@ LaunchConfig torchtitan(const Problem& p, const ResultRow& r,
             "modelled recomputing only some (recompute_num_layers = " +
             std::to_string(r.recompute_num_layers) + "): slower, less memory than modelled");
       b.word("activation-checkpoint:full");
+      // torchtitan's checkpoint wrapper is PyTorch's non-reentrant one, which stops the replay
+      // before FC2 (docs/step-time.md "Early-stopping recomputation").
+      if (!p.training.recompute_skip_fc2)
+        b.approx(
+            "torchtitan's full activation checkpointing (non-reentrant) stops each replay "
+            "before FC2; the row was costed replaying it (training.recompute_skip_fc2 = "
+            "false): faster than modelled");
       break;
   }
   return b.finish();

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "ppsearch/cost/comm.hpp"
+#include "ppsearch/cost/fsdp_grad.hpp"
 #include "ppsearch/cost/items.hpp"
 #include "ppsearch/cost/moe.hpp"
 #include "ppsearch/cost/mtp.hpp"
@@ -610,9 +611,18 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   const bool shard_grads = base_c.zero >= 2 && dr > 1 && !fsdp_pp;
   const bool shard_params = c.zero >= 3 && dr > 1;
   double ag_item[3] = {0, 0, 0}, rs_item[3] = {0, 0, 0};  // embedding, layer, head
+  // FSDP's element-wise passes over each unit's unsharded gradient before its reduce-scatter
+  // (training.fsdp_impl, cost/fsdp_grad.cpp; docs/step-time.md "FSDP's gradient passes"), per
+  // micro-batch where the gradients are reduce-scattered every micro-batch. They run on FSDP's
+  // reduce stream beside the next unit's backward, but as memory-bound kernels over the whole
+  // grid they take the SMs the GEMMs would use: charged in full to the stage's backward.
+  double grad_pass_item[3] = {0, 0, 0};
   if (shard_grads || shard_params) {
     const ItemCost* its[3] = {&cc.embed, &cc.layer, &cc.head};
+    const double pass_bytes = shard_grads ? fsdp_grad_pass_bytes(trn) : 0.0;
+    const double hbm = pb.gpu.hbm_bytes_per_s * pb.gpu.memory_efficiency;
     for (int k = 0; k < 3; ++k) {
+      if (pass_bytes > 0) grad_pass_item[k] = pass_bytes * its[k]->params / hbm;
       rs_item[k] = collective_time(Collective::kReduceScatter, grad_elem * its[k]->params, dp_group,
                                    I.links);
       if (shard_params) {
@@ -765,10 +775,11 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         // ahead (FSDP prefetch), so the first item's gather is waited for; the backward
         // re-gathers the weights (FSDP reshards after the forward) and reduce-scatters the
         // gradients behind the stage's backward. Without the stack's overlap, all is exposed.
-        double ag = 0, rs = 0;
+        double ag = 0, rs = 0, passes = 0;
         for (int i = bounds[s]; i < bounds[s + 1]; ++i) {
           ag += ag_item[kind_of(i)];
           rs += rs_item[kind_of(i)];
+          passes += grad_pass_item[kind_of(i)];
         }
         const double ag_first = bounds[s] < bounds[s + 1] ? ag_item[kind_of(bounds[s])] : 0.0;
         double fwd_ext = 0;
@@ -793,6 +804,11 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
                              : bwd_comm - ag_waited);
         si.fwd_s[s] += fwd_ext;
         si.bwd_s[s] += bwd_ext;
+        // Added last, so that the sums are bit-identical where there are no passes.
+        if (passes > 0) {
+          si.bwd_s[s] += passes;
+          I.dev_compute[d] += passes;
+        }
         I.dev_dp_inline[d] += M * (fwd_ext + bwd_ext);
         I.dev_dp_total[d] += M * (fwd_share * ag + bwd_comm);
         // The backward ends with the stage's first item: its reduce-scatter in the last

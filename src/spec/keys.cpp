@@ -888,6 +888,14 @@ std::vector<KeyDef> build_table() {
                          "(torch.optim.AdamW fused=True on FSDP2 fp32 shards: 40 B), "
                          "torch-foreach (AdamW foreach=True: 92 B); default from training.stack",
                          {"megatron", "torch-foreach", "torch-fused"}));
+  // FSDP's gradient passes (docs/step-time.md "FSDP's gradient passes").
+  t.push_back(string_key("training.fsdp_impl", PPSEARCH_REF(std::string, training.fsdp_impl),
+                         "the FSDP whose ZeRO-2/3 gradient reduction runs element-wise passes over "
+                         "each unit's unsharded gradient every micro-batch: none (gradient "
+                         "buffers, Megatron), fsdp1 (PyTorch FSDP1: cast to the reduce dtype and "
+                         "pre-division, 14 B a parameter with fp32 reduction), fsdp2 (copy-in to "
+                         "the reduce-scatter buffer, 6 B); default from training.stack",
+                         {"none", "fsdp1", "fsdp2"}));
   for (auto& d : t) {
     if (d.allowed.empty()) d.allowed = generated_allowed(d);
   }

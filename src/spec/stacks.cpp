@@ -9,6 +9,8 @@ namespace {
 // Columns: grad-reduce overlap, param-gather overlap, TP comm overlap, p2p overlap (interleaved),
 // attention efficiency scale, fused element-wise kernels, fused cross entropy, fp32 main grads;
 // after the summary, the optimizer-state dtype and whether FSDP shards are the fp32 main weights.
+// The later profiles set up to twenty-one fields, which clang-format would put one a line.
+// clang-format off
 constexpr StackProfile kProfiles[] = {
     // Megatron-LM as in Narayanan et al. (SC21): the local DDP all-reduces the contiguous
     // gradient buffer after the backward (no --overlap-grad-reduce, which came in 2023), no
@@ -63,9 +65,13 @@ constexpr StackProfile kProfiles[] = {
     // wgrad).
     // AdamW foreach=True until Feb 2025 (train.py @3bae958db; "foreach": not fused with
     // optimizer.fused off by default, torchtitan/optimizer.py @904913f7e and @9dec370).
+    // Every torchtitan profile: ptd_checkpoint_wrapper is PyTorch's non-reentrant checkpoint,
+    // which stops each replay before w2's GEMM (training.recompute_skip_fc2, as compile prunes
+    // it), and FSDP2's gradient copy-in before each reduce-scatter (training.fsdp_impl = fsdp2);
+    // docs/step-time.md "FSDP's gradient passes and early-stopping recomputation".
     {"torchtitan-2024", true, true, false, false, 0.7, false, false, true,
      "torchtitan 2024 (FSDP2, eager, SDPA/FA-2): DP overlap only, fp32 grad reduce", "fp32", true,
-     true, false, false, true, true, "torch-foreach"},
+     true, true, false, true, true, "torch-foreach", false, false, "fsdp2"},
     // Everything a current stack can turn on: every overlap, fused kernels and cross entropy,
     // bf16 gradient reduction. Attention stays at the preset's calibration.
     {"tuned", true, true, true, true, 1.0, true, true, false,
@@ -117,13 +123,16 @@ constexpr StackProfile kProfiles[] = {
     // PyTorch FSDP prefetches the next unit's parameters only after the current unit's gradient
     // computation, so the backward's re-gather is waited for. The >= 128-GPU table is
     // llmfoundry-2024 below.
-    // (Twenty fields: clang-format would put each on a line of its own.)
-    // clang-format off
+    // The campaign ran torch 2.1.0 (sweep.sh @b2a43a147: mosaicml/pytorch:2.1.0_cu121), whose
+    // non-reentrant checkpoint (activation_checkpointing_reentrant: false) stops each replay
+    // before the last linear's GEMM (training.recompute_skip_fc2), and PyTorch FSDP1, which casts
+    // each unit's unsharded gradient to the fp32 reduce dtype and pre-divides it before the
+    // reduce-scatter (training.fsdp_impl = fsdp1); docs/step-time.md "FSDP's gradient passes and
+    // early-stopping recomputation".
     {"llmfoundry-2023", true, true, false, false, 0.7, true, true, true,
      "llm-foundry MPT, Oct 2023 (Composer 0.16 FSDP): DP overlap, BACKWARD_POST, fused CE, fp32 "
      "shards as main, native element-wise kernels, Triton attention",
-     "fp32", true, false, false, true, false, false, "megatron", false, true},
-    // clang-format on
+     "fp32", true, false, true, true, false, false, "megatron", false, true, "fsdp1"},
     // torchtitan with async TP (enable_async_tensor_parallel = true; torchtitan
     // benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md): the TP all-gather and
     // reduce-scatter are decomposed and pipelined with the matmuls they feed (torch
@@ -132,8 +141,8 @@ constexpr StackProfile kProfiles[] = {
     // torchtitan's default from 6e4988550 (Feb 2025; optimizer.implementation = "fused",
     // torchtitan/config_manager.py @820504e).
     {"torchtitan-asynctp", true, true, true, false, 0.7, false, false, true,
-     "torchtitan with async TP: DP and TP overlap, fp32 grad reduce", "fp32", true, true, false,
-     false, true, true, "torch-fused"},
+     "torchtitan with async TP: DP and TP overlap, fp32 grad reduce", "fp32", true, true, true,
+     false, true, true, "torch-fused", false, false, "fsdp2"},
     // torchtitan with training.compile = true (docs/step-time.md "torch.compile (torchtitan)"):
     // apply_compile
     // wraps each TransformerBlock in torch.compile(fullgraph=True) after the AC wrapper and
@@ -144,8 +153,8 @@ constexpr StackProfile kProfiles[] = {
     // the backward the recomputed element-wise ops into the gradient kernels (fused element-wise
     // kernels). With full AC the checkpointed block is traced into the graph and the
     // partitioner recomputes only what the backward reads: FC2 (w2) and the TP collective after
-    // it are not replayed, while eager non-reentrant checkpointing replays the layer up to w2
-    // (torchtitan issue #2763). Attention stays SDPA (an extern kernel for Inductor), FSDP2 and
+    // it are not replayed (torchtitan issue #2763); eager non-reentrant checkpointing stops at the
+    // same point (early stop, see torchtitan-2024). Attention stays SDPA (an extern kernel for Inductor), FSDP2 and
     // TP communication run as in torchtitan-2024 (the FSDP2 hooks stay outside the compiled
     // blocks). The loss: eager at 9dec370 ("compiling loss function causes CUDA errors"),
     // compiled from bbb1b616e (Apr 2025, build_cross_entropy_loss); only the logits memory
@@ -154,14 +163,14 @@ constexpr StackProfile kProfiles[] = {
     // compiled runs); torchtitan-2025-compile below has the fused one.
     {"torchtitan-compile", true, true, false, false, 0.7, true, false, true,
      "torchtitan with torch.compile per block: fused element-wise, pruned full-AC replay", "fp32",
-     true, true, true, false, true, true, "torch-foreach"},
+     true, true, true, false, true, true, "torch-foreach", false, false, "fsdp2"},
     // torchtitan with async TP, which needs compile ("Async TP requires --training.compile",
     // parallelize_llama.py @9dec370 and @820504e): torchtitan-asynctp's TP overlap plus what
     // torchtitan-compile fuses and prunes.
     // The optimizer as torchtitan-asynctp (fused AdamW, the Jun 2025 runs).
     {"torchtitan-asynctp-compile", true, true, true, false, 0.7, true, false, true,
      "torchtitan with async TP and torch.compile: DP and TP overlap, fused, pruned replay", "fp32",
-     true, true, true, false, true, true, "torch-fused"},
+     true, true, true, false, true, true, "torch-fused", false, false, "fsdp2"},
     // llm-foundry's ">= 128 GPUs" table (PR #838, Jan 2024, scripts/train/benchmarking/sweep.py
     // @5e85bd62d): as llmfoundry-2023, but sweep.py passes --fsdp_config_backward_prefetch
     // BACKWARD_PRE and --fsdp_config_forward_prefetch true, so the backward's re-gather is
@@ -169,10 +178,11 @@ constexpr StackProfile kProfiles[] = {
     // "the most overlap"). Unlike llmfoundry-2023, an effective profile: eager element-wise ops
     // and the FA-2 scale for every row (flash-attn 2.4.2 for 1b/3b/7b/70b, triton for 13b/30b),
     // see llmfoundry-2023 above and docs/step-time.md "llm-foundry: the Triton kernel on Hopper".
+    // torch 2.1 (setup.py @5e85bd62d pins torch>=2.1,<2.1.1) and FSDP1 as llmfoundry-2023.
     {"llmfoundry-2024", true, true, false, false, 0.7, false, true, true,
      "llm-foundry MPT benchmarks, Jan 2024 (>= 128 GPUs): BACKWARD_PRE; eager element-wise and "
      "FA-2 attention as an effective setting",
-     "fp32", true, false, false, true, false, true},
+     "fp32", true, false, true, true, false, true, "megatron", false, false, "fsdp1"},
     // torchtitan from Feb 2025 (6e4988550, "use Fused AdamW as default"): as torchtitan-2024
     // and torchtitan-compile, but torch.optim.AdamW(fused=True), the default of
     // optimizer.implementation (torchtitan/config_manager.py @820504e,
@@ -185,10 +195,10 @@ constexpr StackProfile kProfiles[] = {
     // eager PyTorch").
     {"torchtitan-2025", true, true, false, false, 0.7, false, false, true,
      "torchtitan 2025 (FSDP2, eager, fused AdamW): DP overlap only, fp32 grad reduce", "fp32", true,
-     true, false, false, true, true, "torch-fused"},
+     true, true, false, true, true, "torch-fused", false, false, "fsdp2"},
     {"torchtitan-2025-compile", true, true, false, false, 0.7, true, false, true,
      "torchtitan 2025 with torch.compile per block and fused AdamW", "fp32", true, true, true,
-     false, true, true, "torch-fused"},
+     false, true, true, "torch-fused", false, false, "fsdp2"},
     // torchtitan-2025 on PyTorch 2.9 or a nightly from after its fused RMSNorm landed
     // (pytorch/pytorch PR #153666, merged in Jul 2025: issue #157345 still waits for it on
     // 9 Jul 2025, the follow-up PR #159317 of 29 Jul 2025 mends comments "from the original fused
@@ -201,8 +211,9 @@ constexpr StackProfile kProfiles[] = {
     // RMSNorm in eager PyTorch"). Otherwise as torchtitan-2025.
     {"torchtitan-2025-torch29", true, true, false, false, 0.7, false, false, true,
      "torchtitan 2025 (FSDP2, eager, fused AdamW) on PyTorch 2.9: fused RMSNorm", "fp32", true,
-     true, false, false, true, true, "torch-fused", true},
+     true, true, false, true, true, "torch-fused", true, false, "fsdp2"},
 };
+// clang-format on
 
 struct Alias {
   const char* alias;
@@ -232,7 +243,8 @@ const std::vector<std::string>& stack_keys() {
                                                  "training.overlap_backward_gather",
                                                  "training.optimizer_impl",
                                                  "training.fused_norm",
-                                                 "training.triton_attention"};
+                                                 "training.triton_attention",
+                                                 "training.fsdp_impl"};
   return kKeys;
 }
 
@@ -282,6 +294,7 @@ bool apply_stack(Problem* problem, const std::set<std::string>& explicit_keys) {
   set("training.optimizer_impl", std::string(s->optimizer_impl), t.optimizer_impl);
   set("training.fused_norm", s->fused_norm, t.fused_norm);
   set("training.triton_attention", s->triton_attention, t.triton_attention);
+  set("training.fsdp_impl", std::string(s->fsdp_impl), t.fsdp_impl);
   return true;
 }
 

@@ -307,6 +307,28 @@ TEST(Emit, Fp8ReduceScatterIsSaidWhereItWasCosted) {
   }
 }
 
+// torchtitan runs FSDP2 and PyTorch's non-reentrant checkpoint: a row costed with another FSDP's
+// gradient passes, or with full recomputation replaying FC2, is launched as an approximation
+// that says so; a row costed with torchtitan's own profile is not.
+TEST(Emit, TorchtitanSaysWhereItsFsdpAndCheckpointDifferFromTheCosted) {
+  const auto z3 = row(1, 1, 2, 64, 1, 1, Schedule::k1F1B, Recompute::kFull, 0, 3);
+  Problem nemo = llama70b();  // nemo-25.x: fsdp_impl none, the replay runs FC2
+  const LaunchConfig a = emit_launch_config(LaunchFormat::kTorchtitan, nemo, z3, {{0, 81}});
+  EXPECT_TRUE(has(a, "approximated: training.fsdp_impl = none was costed")) << a.text;
+  EXPECT_TRUE(has(a, "stops each replay before FC2")) << a.text;
+  Problem titan = llama70b();
+  titan.training.stack = "torchtitan-2024";
+  ASSERT_TRUE(apply_stack(&titan, {}));
+  const LaunchConfig b = emit_launch_config(LaunchFormat::kTorchtitan, titan, z3, {{0, 81}});
+  EXPECT_FALSE(has(b, "training.fsdp_impl")) << b.text;
+  EXPECT_FALSE(has(b, "stops each replay before FC2")) << b.text;
+  // ZeRO-1 has no per-micro-batch reduction, selective recomputation no FC2 replay.
+  const auto z1 = row(1, 1, 2, 64, 1, 1, Schedule::k1F1B, Recompute::kSelective, 0, 1);
+  const LaunchConfig c = emit_launch_config(LaunchFormat::kTorchtitan, nemo, z1, {{0, 81}});
+  EXPECT_FALSE(has(c, "training.fsdp_impl")) << c.text;
+  EXPECT_FALSE(has(c, "stops each replay before FC2")) << c.text;
+}
+
 // Every stack profile's settings that a framework has a flag for are launched with the value
 // the cost model used, so the printed command runs the job that was costed (docs/launch.md
 // "Stack settings").

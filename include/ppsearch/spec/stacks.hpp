@@ -42,6 +42,8 @@ struct StackProfile {
   // llm-foundry's Triton FlashAttention (docs/step-time.md "llm-foundry: the Triton kernel on
   // Hopper").
   bool triton_attention = false;  // training.triton_attention
+  // FSDP's gradient passes (docs/step-time.md "FSDP's gradient passes").
+  const char* fsdp_impl = "none";  // training.fsdp_impl
 };
 
 inline constexpr const char* kDefaultStack = "nemo-25.x";
