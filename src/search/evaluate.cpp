@@ -245,7 +245,7 @@ constexpr double kLayerKernelsFwdEager = 18, kLayerKernelsBwdEager = 36;
 // never on the search's path).
 void fill_breakdown(Evaluator::Impl& I, const ChainCosts& cc, const std::vector<int>& bounds,
                     int crit, double tied_s, double gradnorm_s, double param_gather_exposed,
-                    double optimizer_s, double straggler_s) {
+                    double optimizer_s, double straggler_s, const double* grad_pass_item) {
   EvalBreakdown& b = I.bd;
   const int P = I.sched.devices;
   // DualPipe's simulator input mirrors the P stages into 2P (place()); the partition has P.
@@ -267,6 +267,7 @@ void fill_breakdown(Evaluator::Impl& I, const ChainCosts& cc, const std::vector<
   b.tp_total_s.assign(P, 0.0);
   b.cp_total_s.assign(P, 0.0);
   b.p2p_s.assign(P, 0.0);
+  b.fsdp_passes_s.assign(P, 0.0);
   for (int s = 0; s < S; ++s) {
     const int d = stage_device(I.sched.kind, P, s);
     for (int i = bounds[s]; i < bounds[s + 1]; ++i) {
@@ -274,6 +275,7 @@ void fill_breakdown(Evaluator::Impl& I, const ChainCosts& cc, const std::vector<
           i == 0 ? cc.embed : (i == n_items - 1 ? cc.head : (i <= I.n_dense ? cc.layer : I.it_moe));
       b.tp_total_s[d] += it.tp_total_s;
       b.cp_total_s[d] += it.cp_total_s;
+      b.fsdp_passes_s[d] += grad_pass_item[i == 0 ? 0 : (i == n_items - 1 ? 2 : 1)];
     }
     if (s + 1 < S) b.p2p_s[d] += I.hop_s[s];  // activation to vs+1
     if (s > 0) b.p2p_s[d] += I.hop_s[s - 1];  // input gradient back to vs−1
@@ -1770,7 +1772,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   }
   if (I.opt.want_breakdown)
     fill_breakdown(I, cc, bounds, crit, tied_s, gradnorm_s, param_gather_exposed, optimizer_s,
-                   straggler_s);
+                   straggler_s, grad_pass_item);
 
   e.stages.clear();
   if (I.opt.want_stages) {

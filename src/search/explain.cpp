@@ -228,6 +228,11 @@ std::string format_explain(const Problem& problem, const Candidate& c, const Exp
   if (!blocking && P > 1 && c.schedule != Schedule::kDualPipe)
     o += "; other includes p2p kernel contention " +
          secs(2.0 * problem.gpu.comm_contention * b.p2p_s[slow]) + " per micro-batch";
+  // FSDP's gradient passes (training.fsdp_impl; docs/step-time.md "FSDP's gradient passes and
+  // early-stopping recomputation") are charged inside the compute.
+  if (slow < static_cast<int>(b.fsdp_passes_s.size()) && b.fsdp_passes_s[slow] > 0)
+    o += "; compute includes FSDP's gradient passes (training.fsdp_impl = " +
+         problem.training.fsdp_impl + ") " + secs(b.fsdp_passes_s[slow]) + " per micro-batch";
   o += "\n";
   const double mem_share = b.memory_bytes[mem_rank] / cap;
   o += "  memory: pipeline rank " + std::to_string(mem_rank) + " needs " +

@@ -9,6 +9,7 @@
 #include "../support/builders.hpp"
 #include "ppsearch/cost/fsdp_grad.hpp"
 #include "ppsearch/search/evaluate.hpp"
+#include "ppsearch/search/explain.hpp"
 #include "ppsearch/spec/keys.hpp"
 #include "ppsearch/spec/stacks.hpp"
 #include "ppsearch/validate/conventions.hpp"
@@ -75,6 +76,28 @@ TEST(FsdpGrad, EveryMicroBatchPaysThePassesOfTheWholeModel) {
   EXPECT_NEAR(two - none, M * 6.0 * params / bw, 1e-9 * (two - none));
   int M1 = 0;
   EXPECT_EQ(step_with("fsdp1", 1, &M1), step_with("none", 1, &M1));
+}
+
+// --explain names the passes per micro-batch, inside the rank's compute.
+TEST(FsdpGrad, ExplainNamesThePassesPerMicroBatch) {
+  Problem p = sixteen_layers();
+  p.training.fsdp_impl = "fsdp1";
+  const Candidate c = make_candidate(p, 1, 1, 16, 1, Schedule::k1F1B, Recompute::kFull, 0, 3);
+  const ExplainedRow row = explain_candidate(p, c, EvalOptions{});
+  ASSERT_TRUE(row.eval.feasible);
+  ASSERT_EQ(row.detail.fsdp_passes_s.size(), 1u);
+  const double bw = p.gpu.hbm_bytes_per_s * p.gpu.memory_efficiency;
+  const double per_mb = 14.0 * parameter_count(p.model) / bw;
+  EXPECT_NEAR(row.detail.fsdp_passes_s[0], per_mb, 1e-9 * per_mb);
+  EXPECT_LE(row.detail.fsdp_passes_s[0], row.detail.compute_s[0]);
+  const std::string text = format_explain(p, c, row);
+  EXPECT_NE(text.find("compute includes FSDP's gradient passes (training.fsdp_impl = fsdp1)"),
+            std::string::npos)
+      << text;
+  p.training.fsdp_impl = "none";
+  const ExplainedRow none = explain_candidate(p, c, EvalOptions{});
+  EXPECT_EQ(none.detail.fsdp_passes_s[0], 0.0);
+  EXPECT_EQ(format_explain(p, c, none).find("FSDP's gradient passes"), std::string::npos);
 }
 
 TEST(FsdpGrad, ProfilesNameTheirFsdp) {

@@ -56,6 +56,8 @@ struct EvalBreakdown {
   std::vector<double> compute_s;
   std::vector<double> tp_exposed_s, tp_total_s, cp_exposed_s, cp_total_s;
   std::vector<double> p2p_s;  // transfer time of the rank's outgoing activations and gradients
+  // FSDP's gradient passes (training.fsdp_impl), inside compute_s; 0 where not charged.
+  std::vector<double> fsdp_passes_s;
   // Per step:
   std::vector<double> busy_s;         // schedule busy time
   std::vector<double> grad_end_s;     // end of the rank's last backward op
