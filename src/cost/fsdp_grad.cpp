@@ -1,5 +1,5 @@
 // Element-wise passes of PyTorch FSDP's gradient reduction (docs/step-time.md "FSDP's gradient
-// passes").
+// passes and early-stopping recomputation").
 //
 // FSDP1 (torch/distributed/fsdp/_runtime_utils.py, _post_backward_hook, the torch 2.0-2.1 code
 // the llm-foundry MPT campaigns ran): on the post-backward stream, `flat_param.grad.to(

@@ -614,10 +614,12 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   const bool shard_params = c.zero >= 3 && dr > 1;
   double ag_item[3] = {0, 0, 0}, rs_item[3] = {0, 0, 0};  // embedding, layer, head
   // FSDP's element-wise passes over each unit's unsharded gradient before its reduce-scatter
-  // (training.fsdp_impl, cost/fsdp_grad.cpp; docs/step-time.md "FSDP's gradient passes"), per
-  // micro-batch where the gradients are reduce-scattered every micro-batch. They run on FSDP's
-  // reduce stream beside the next unit's backward, but as memory-bound kernels over the whole
-  // grid they take the SMs the GEMMs would use: charged in full to the stage's backward.
+  // (training.fsdp_impl, cost/fsdp_grad.cpp; docs/step-time.md "FSDP's gradient passes and
+  // early-stopping recomputation"), per micro-batch where the gradients are reduce-scattered every
+  // micro-batch. They run on FSDP's reduce stream beside the next unit's backward, but as
+  // memory-bound kernels over the whole grid they take the SMs the GEMMs would use: charged in full
+  // to the stage's backward. By item kind, as the gathers and reduce-scatters here (a MoE layer
+  // counts the dense layer's parameters).
   double grad_pass_item[3] = {0, 0, 0};
   if (shard_grads || shard_params) {
     const ItemCost* its[3] = {&cc.embed, &cc.layer, &cc.head};

@@ -888,7 +888,8 @@ std::vector<KeyDef> build_table() {
                          "(torch.optim.AdamW fused=True on FSDP2 fp32 shards: 40 B), "
                          "torch-foreach (AdamW foreach=True: 92 B); default from training.stack",
                          {"megatron", "torch-foreach", "torch-fused"}));
-  // FSDP's gradient passes (docs/step-time.md "FSDP's gradient passes").
+  // FSDP's gradient passes (docs/step-time.md "FSDP's gradient passes and early-stopping
+  // recomputation").
   t.push_back(string_key("training.fsdp_impl", PPSEARCH_REF(std::string, training.fsdp_impl),
                          "the FSDP whose ZeRO-2/3 gradient reduction runs element-wise passes over "
                          "each unit's unsharded gradient every micro-batch: none (gradient "

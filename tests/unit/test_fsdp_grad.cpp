@@ -1,7 +1,8 @@
-// FSDP's gradient passes (training.fsdp_impl; docs/step-time.md "FSDP's gradient passes"): the
-// bytes per parameter that PyTorch's FSDP1 and FSDP2 move over the unsharded gradient before
-// each reduce-scatter, counted by hand from their code; the per-micro-batch charge in
-// evaluate() against its closed form; the profiles that set the key; the key's allowed values.
+// FSDP's gradient passes (training.fsdp_impl; docs/step-time.md "FSDP's gradient passes and
+// early-stopping recomputation"): the bytes per parameter that PyTorch's FSDP1 and FSDP2 move over
+// the unsharded gradient before each reduce-scatter, counted by hand from their code; the
+// per-micro-batch charge in evaluate() against its closed form; the profiles that set the key; the
+// key's allowed values.
 #include <gtest/gtest.h>
 
 #include <string>

@@ -1,6 +1,6 @@
 // Element-wise passes of PyTorch FSDP's gradient reduction (docs/step-time.md "FSDP's gradient
-// passes"): the HBM bytes per parameter that FSDP moves over each unit's unsharded gradient,
-// every micro-batch, before its reduce-scatter.
+// passes and early-stopping recomputation"): the HBM bytes per parameter that FSDP moves over each
+// unit's unsharded gradient, every micro-batch, before its reduce-scatter.
 #pragma once
 
 #include "ppsearch/spec/specs.hpp"

@@ -200,10 +200,10 @@ struct TrainingSpec {
   // "torch-foreach" or "torch-fused" (torch.optim.AdamW on FSDP2's fp32 shards, gradients set to
   // None). Default from training.stack.
   std::string optimizer_impl = "megatron";
-  // FSDP's gradient reduction (docs/step-time.md "FSDP's gradient passes"): which FSDP runs the
-  // ZeRO-2/3 reduce-scatters, and so which element-wise passes it makes over each unit's
-  // unsharded gradient every micro-batch (cost/fsdp_grad.hpp): "none" (Megatron-style gradient
-  // buffers), "fsdp1" or "fsdp2" (PyTorch). Default from training.stack.
+  // FSDP's gradient reduction (docs/step-time.md "FSDP's gradient passes and early-stopping
+  // recomputation"): which FSDP runs the ZeRO-2/3 reduce-scatters, and so which element-wise passes
+  // it makes over each unit's unsharded gradient every micro-batch (cost/fsdp_grad.hpp): "none"
+  // (Megatron-style gradient buffers), "fsdp1" or "fsdp2" (PyTorch). Default from training.stack.
   std::string fsdp_impl = "none";
   // Fused norms in eager code (docs/step-time.md "Fused RMSNorm in eager PyTorch"): with
   // fused_elementwise = false, the two norms of a layer (and the final norm) still run as one

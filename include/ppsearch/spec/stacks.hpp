@@ -42,7 +42,8 @@ struct StackProfile {
   // llm-foundry's Triton FlashAttention (docs/step-time.md "llm-foundry: the Triton kernel on
   // Hopper").
   bool triton_attention = false;  // training.triton_attention
-  // FSDP's gradient passes (docs/step-time.md "FSDP's gradient passes").
+  // FSDP's gradient passes (docs/step-time.md "FSDP's gradient passes and early-stopping
+  // recomputation").
   const char* fsdp_impl = "none";  // training.fsdp_impl
 };
 
