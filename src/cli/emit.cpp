@@ -8,6 +8,7 @@
 #include "ppsearch/cli/emit.hpp"
 #include "ppsearch/cost/moe.hpp"
 #include "ppsearch/cost/moe_recipe.hpp"
+#include "ppsearch/cost/precision.hpp"
 #include "ppsearch/spec/host_keys.hpp"
 #include "ppsearch/spec/stacks.hpp"
 
@@ -253,11 +254,11 @@ bool launch_tp_overlap(Builder& b, const Problem& p, const ResultRow& r, const c
 // training.tp_fp8_reduce_scatter where it changes the cost (src/cost/precision.cpp): FP8 delayed
 // scaling, TP > 1 with SP and Transformer Engine's TP overlap. No framework flag sets fp8_buf;
 // it is a field of the Userbuffers config of proj_fprop and fc2_fprop (`how` says where).
-void note_fp8_reduce_scatter(Builder& b, const Problem& p, const ResultRow& r, bool tp_overlap,
+void note_fp8_reduce_scatter(Builder& b, const Problem& p, const ResultRow& r,
                              const std::string& how) {
-  if (!p.training.tp_fp8_reduce_scatter || p.training.precision != "fp8" ||
-      p.training.fp8_recipe != Fp8Recipe::kDelayed || !p.training.tp_comm_overlap || r.tp <= 1 ||
-      !r.sequence_parallel || !tp_overlap)
+  // The plan holds the key's conditions on the problem (precision.cpp); the row adds TP and SP.
+  if (precision_plan(p.training, p.gpu).fwd_reduce_scatter_bytes_per_element >= 2.0 || r.tp <= 1 ||
+      !r.sequence_parallel)
     return;
   b.approx(
       "training.tp_fp8_reduce_scatter: the out-projection's and FC2's forward "
@@ -563,7 +564,7 @@ LaunchConfig megatron(const Problem& p, const ResultRow& r,
     b.flag("--tp-comm-overlap");
     b.comment("--tp-comm-overlap: " + tp_overlap_what(p) +
               " is modelled; needs Transformer Engine");
-    note_fp8_reduce_scatter(b, p, r, true,
+    note_fp8_reduce_scatter(b, p, r,
                             "pass --tp-comm-overlap-cfg with a YAML file whose proj_fprop and "
                             "fc2_fprop entries set method: pipeline and fp8_buf: true, or they "
                             "run in bf16, slower than modelled");
@@ -694,7 +695,7 @@ LaunchConfig nemo(const Problem& p, const ResultRow& r, const std::vector<std::p
         " is modelled (Megatron-Bridge initialize.py then sets up TE userbuffers); a recipe "
         "with a comm_overlap config sets it from comm_overlap.tp_comm_overlap, so make that true "
         "as well");
-  note_fp8_reduce_scatter(b, p, r, tp_overlap,
+  note_fp8_reduce_scatter(b, p, r,
                           "set comm_overlap.tp_comm_overlap_cfg's proj_fprop and fc2_fprop to "
                           "PipelineOverlapCfg(..., fp8_buf=True) in the recipe, or they run in "
                           "bf16, slower than modelled");
@@ -890,7 +891,7 @@ LaunchConfig torchtitan(const Problem& p, const ResultRow& r,
   if (async_tp) {
     b.word("--compile.enable_async_tensor_parallel");
     b.comment("--compile.enable_async_tensor_parallel: " + tp_overlap_what(p) + " is modelled");
-    note_fp8_reduce_scatter(b, p, r, true,
+    note_fp8_reduce_scatter(b, p, r,
                             "torchtitan has no such option (its row-parallel matmuls write bf16 "
                             "outputs, which it reduce-scatters): slower than modelled");
     if (!p.training.fused_elementwise)

@@ -117,6 +117,8 @@ struct Evaluator::Impl {
   // A fixed pipeline layout (search.pp_layout, docs/memory.md "A fixed pipeline layout"): its
   // stage bounds, read once; empty = the partitioner decides.
   std::vector<int> fixed_bounds;
+  // FSDP's gradient passes per parameter (training.fsdp_impl, cost/fsdp_grad.hpp), read once.
+  double fsdp_pass_bytes = 0;
 
   Impl(const Problem& p, EvalOptions o)
       : pb(p),
@@ -126,7 +128,8 @@ struct Evaluator::Impl {
         sim_cache(o.memo ? SimulationCache::kDefaultCapacity : 0),
         eff(stack_costed(p)),
         moe(is_moe(p.model) || is_mla(p.model) || has_attention_window(p.model)),
-        n_dense(dense_layer_count(p.model)) {
+        n_dense(dense_layer_count(p.model)),
+        fsdp_pass_bytes(fsdp_grad_pass_bytes(p.training)) {
     if (moe) attn_pb = attention_only_problem(eff);
     std::string why;  // check() refuses a layout that does not parse
     if (!p.search.pp_layout.empty() &&
@@ -623,7 +626,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   double grad_pass_item[3] = {0, 0, 0};
   if (shard_grads || shard_params) {
     const ItemCost* its[3] = {&cc.embed, &cc.layer, &cc.head};
-    const double pass_bytes = shard_grads ? fsdp_grad_pass_bytes(trn) : 0.0;
+    const double pass_bytes = shard_grads ? I.fsdp_pass_bytes : 0.0;
     const double hbm = pb.gpu.hbm_bytes_per_s * pb.gpu.memory_efficiency;
     for (int k = 0; k < 3; ++k) {
       if (pass_bytes > 0) grad_pass_item[k] = pass_bytes * its[k]->params / hbm;
