@@ -278,7 +278,8 @@ void fill_breakdown(Evaluator::Impl& I, const ChainCosts& cc, const std::vector<
           i == 0 ? cc.embed : (i == n_items - 1 ? cc.head : (i <= I.n_dense ? cc.layer : I.it_moe));
       b.tp_total_s[d] += it.tp_total_s;
       b.cp_total_s[d] += it.cp_total_s;
-      b.fsdp_passes_s[d] += grad_pass_item[i == 0 ? 0 : (i == n_items - 1 ? 2 : 1)];
+      b.fsdp_passes_s[d] +=
+          grad_pass_item[i == 0 ? 0 : (i == n_items - 1 ? 2 : (i <= I.n_dense ? 1 : 3))];
     }
     if (s + 1 < S) b.p2p_s[d] += I.hop_s[s];  // activation to vs+1
     if (s > 0) b.p2p_s[d] += I.hop_s[s - 1];  // input gradient back to vs−1
@@ -615,30 +616,47 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   // the sync to the last backward, fsdp_pp_gradients) and weights gathered per micro-batch.
   const bool shard_grads = base_c.zero >= 2 && dr > 1 && !fsdp_pp;
   const bool shard_params = c.zero >= 3 && dr > 1;
-  double ag_item[3] = {0, 0, 0}, rs_item[3] = {0, 0, 0};  // embedding, layer, head
+  // By item kind: embedding, dense layer, head, MoE layer (kind_of below).
+  double ag_item[4] = {0, 0, 0, 0}, rs_item[4] = {0, 0, 0, 0};
   // FSDP's element-wise passes over each unit's unsharded gradient before its reduce-scatter
   // (training.fsdp_impl, cost/fsdp_grad.cpp; docs/step-time.md "FSDP's gradient passes and
   // early-stopping recomputation"), per micro-batch where the gradients are reduce-scattered every
   // micro-batch. They run on FSDP's reduce stream beside the next unit's backward, but as
   // memory-bound kernels over the whole grid they take the SMs the GEMMs would use: charged in full
-  // to the stage's backward. By item kind, as the gathers and reduce-scatters here (a MoE layer
-  // counts the dense layer's parameters).
-  double grad_pass_item[3] = {0, 0, 0};
+  // to the stage's backward.
+  double grad_pass_item[4] = {0, 0, 0, 0};
   if (shard_grads || shard_params) {
-    const ItemCost* its[3] = {&cc.embed, &cc.layer, &cc.head};
+    const ItemCost* its[4] = {&cc.embed, &cc.layer, &cc.head, &I.it_moe};
     const double pass_bytes = shard_grads ? I.fsdp_pass_bytes : 0.0;
     const double hbm = pb.gpu.hbm_bytes_per_s * pb.gpu.memory_efficiency;
-    for (int k = 0; k < 3; ++k) {
-      if (pass_bytes > 0) grad_pass_item[k] = pass_bytes * its[k]->params / hbm;
-      rs_item[k] = collective_time(Collective::kReduceScatter, grad_elem * its[k]->params, dp_group,
-                                   I.links);
+    // A MoE layer's routed experts are sharded over the expert-DP group (cost/moe.cpp holds
+    // their ZeRO-3 shards and gathered copies so), its router, shared experts and attention over
+    // DP·CP (torchtitan apply_fsdp: the experts fully_shard'ed on dp_mod_ep_mesh, the block on
+    // the DP mesh, both prefetched together): under ZeRO-2/3 both are reduce-scattered, and
+    // under ZeRO-3 gathered, every micro-batch, one after the other on the same stream
+    // (docs/moe.md "Expert parameters under ZeRO-2/3").
+    const double edp = expert_dp(c);
+    const GroupShape edp_group = group_shape(static_cast<int>(edp), c.ep * c.etp, ndom);
+    const int kinds = I.pb.model.layers > I.n_dense ? 4 : 3;
+    for (int k = 0; k < kinds; ++k) {
+      const double phi = its[k]->params;
+      const double phi_e = edp > 1 ? its[k]->expert_params : 0.0;
+      if (pass_bytes > 0) grad_pass_item[k] = pass_bytes * (phi + phi_e) / hbm;
+      rs_item[k] = collective_time(Collective::kReduceScatter, grad_elem * phi, dp_group, I.links);
+      if (phi_e > 0)
+        rs_item[k] +=
+            collective_time(Collective::kReduceScatter, grad_elem * phi_e, edp_group, I.links);
       if (shard_params) {
-        ag_item[k] =
-            collective_time(Collective::kAllGather, 2.0 * its[k]->params, dp_group, I.links);
+        ag_item[k] = collective_time(Collective::kAllGather, 2.0 * phi, dp_group, I.links);
+        if (phi_e > 0)
+          ag_item[k] += collective_time(Collective::kAllGather, 2.0 * phi_e, edp_group, I.links);
       }
     }
   }
-  auto kind_of = [&](long long i) { return i == 0 ? 0 : (i == n_items - 1 ? 2 : 1); };
+  const long long n_dense_last = I.n_dense;  // items 1..n_dense are dense layers
+  auto kind_of = [&](long long i) {
+    return i == 0 ? 0 : (i == n_items - 1 ? 2 : (i <= n_dense_last ? 1 : 3));
+  };
 
   ScheduleInput& si = I.sched;
   const ItemCost* const* item_at = I.items.data();  // item(i), looked up
@@ -1659,12 +1677,17 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     }
     // MoE: expert gradients reduce over the expert-DP group, its members etp·ep ranks apart
     // (Megatron-Core expert order tp-ep-dp-pp, parallel_state.py); docs/moe.md. Charged as
-    // the dense reduction, once per step.
+    // the dense reduction, once per step; under ZeRO-2/3 they were reduce-scattered (and under
+    // ZeRO-3 gathered) every micro-batch with the rest of their layer (place() above), and the
+    // last reduce-scatter is the one in dev_last_rs.
     if (const double phi_e = I.dev_expert[d]; phi_e > 0 && edp > 1) {
-      double e_exp = 0;
-      reduce_once(phi_e, bucket_e, edp_group, &total, &e_exp);
-      exposed = std::max(exposed, e_exp);  // on the same stream after the dense buckets
-      if (zero >= 1) gather_once(phi_e, bucket_e, edp_group, &gather_total, &gather_exposed);
+      if (!shard_grads) {
+        double e_exp = 0;
+        reduce_once(phi_e, bucket_e, edp_group, &total, &e_exp);
+        exposed = std::max(exposed, e_exp);  // on the same stream after the dense buckets
+      }
+      if (zero == 1 || zero == 2)
+        gather_once(phi_e, bucket_e, edp_group, &gather_total, &gather_exposed);
     }
     param_gather_exposed = std::max(param_gather_exposed, gather_exposed);
     I.dev_dp_exposed[d] = exposed;  // after the rank's last backward (the step tail)
@@ -1680,7 +1703,8 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     // cost/optimizer_step.cpp; docs/step-time.md "Optimizer step by implementation").
     const double updated =
         zero >= 1 && dr > 1 ? phi / dr + I.dev_expert[d] / edp : phi + I.dev_expert[d];
-    const double zeroed = ob.per_grad_element * ((shard_grads ? phi / dr : phi) + I.dev_expert[d]);
+    const double zeroed = ob.per_grad_element *
+                          (shard_grads ? phi / dr + I.dev_expert[d] / edp : phi + I.dev_expert[d]);
     const double per_param = ob.per_updated_param;
     optimizer_s = std::max(optimizer_s, (per_param * updated + zeroed) / mem_bw);
   }

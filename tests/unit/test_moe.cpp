@@ -10,6 +10,7 @@
 #include "ppsearch/cost/moe.hpp"
 #include "ppsearch/search/enumerate.hpp"
 #include "ppsearch/search/evaluate.hpp"
+#include "ppsearch/search/explain.hpp"
 #include "ppsearch/spec/check.hpp"
 
 namespace ppsearch {
@@ -275,6 +276,91 @@ TEST(FsdpWithPp, ZeroTwoCostsAsZeroOneAndZeroThreeKeepsFullGradients) {
   EXPECT_EQ(count_candidates(q), 0);
   q.search.fsdp_with_pp = true;
   EXPECT_GT(count_candidates(q), 0);
+}
+
+// Under ZeRO-2/3 without PP a MoE layer's experts are reduce-scattered (ZeRO-3: and gathered)
+// over the expert-DP group every micro-batch, as its other parameters are over DP·CP; the memory
+// model already held them so (cost/moe.cpp). docs/moe.md "Expert parameters under ZeRO-2/3".
+// The Qwen3-30B-like model on 8 GPUs, DP 8 with EP 2: expert-DP 4.
+Evaluation moe_zero_eval(int zero, int global_batch, int expert_ffn, const char* fsdp = "none") {
+  Problem p = test::qwen3_30b_like();
+  p.training.global_batch_size = global_batch;
+  p.model.moe_ffn_hidden_size = expert_ffn;
+  p.training.fsdp_impl = fsdp;
+  p.cluster.step_jitter = 0;
+  Candidate c = make_candidate(p, 1, 1, 8, 1, Schedule::k1F1B, Recompute::kFull, 0, zero);
+  c.ep = 2;
+  EvalOptions o;
+  Evaluator ev(p, o);
+  const Evaluation e = ev.evaluate(c);
+  EXPECT_TRUE(e.feasible) << "zero " << zero << " batch " << global_batch;
+  return e;
+}
+
+TEST(MoeZero23, ExpertTrafficIsPaidEveryMicroBatch) {
+  // ZeRO-3: every byte of DP traffic is per micro-batch, so twice the micro-batches move twice
+  // the bytes (8 and 16 micro-batches).
+  const double once = moe_zero_eval(3, 64, 768).dp_comm_total_s;
+  const double twice = moe_zero_eval(3, 128, 768).dp_comm_total_s;
+  ASSERT_GT(once, 0);
+  EXPECT_NEAR(twice, 2.0 * once, 1e-9 * twice);
+  // ZeRO-2: per micro-batch plus the gather of the updated shards once per step (4, 8, 16).
+  const double z4 = moe_zero_eval(2, 32, 768).dp_comm_total_s;
+  const double z8 = moe_zero_eval(2, 64, 768).dp_comm_total_s;
+  const double z16 = moe_zero_eval(2, 128, 768).dp_comm_total_s;
+  EXPECT_NEAR(z16 - z8, 2.0 * (z8 - z4), 1e-9 * z16);
+  EXPECT_GT(z8 - (z16 - z8), 0.0);  // the once-per-step gather
+  // ZeRO-1 reduces once per step: the traffic does not depend on the micro-batch count.
+  EXPECT_EQ(moe_zero_eval(1, 128, 768).dp_comm_total_s, moe_zero_eval(1, 64, 768).dp_comm_total_s);
+}
+
+TEST(MoeZero23, ExpertBytesMoveOverTheExpertDpGroup) {
+  // Doubling the expert width doubles the expert parameters only (the router, attention and
+  // norms stay): the DP traffic grows by M · layers · (2 gathers + 1 reduce-scatter) of the added
+  // bytes' difference over the expert-DP group (4 ranks, EP·ETP = 2 apart).
+  const Problem p = test::qwen3_30b_like();
+  const int M = 8, L = p.model.layers;
+  const double g = p.training.grad_reduce_in_fp32 ? 4.0 : 2.0;
+  const double local_experts = p.model.moe_experts / 2.0;
+  auto phi_e = [&](double fe) { return local_experts * p.model.hidden_size * fe * 3.0; };  // SwiGLU
+  const Links links = effective_links(p.cluster);
+  const GroupShape edp = group_shape(4, 2, p.cluster.nvlink_domain_size);
+  auto per_layer = [&](double fe) {
+    return 2.0 * collective_time(Collective::kAllGather, 2.0 * phi_e(fe), edp, links) +
+           collective_time(Collective::kReduceScatter, g * phi_e(fe), edp, links);
+  };
+  const double narrow = moe_zero_eval(3, 64, 768).dp_comm_total_s;
+  const double wide = moe_zero_eval(3, 64, 1536).dp_comm_total_s;
+  const double expected = M * L * (per_layer(1536) - per_layer(768));
+  EXPECT_NEAR(wide - narrow, expected, 1e-9 * expected);
+  // ZeRO-2: the reduce-scatters only, per micro-batch, and the gather of the updated shards once.
+  const double narrow2 = moe_zero_eval(2, 64, 768).dp_comm_total_s;
+  const double wide2 = moe_zero_eval(2, 64, 1536).dp_comm_total_s;
+  auto rs = [&](double fe) {
+    return collective_time(Collective::kReduceScatter, g * phi_e(fe), edp, links);
+  };
+  EXPECT_GT(wide2 - narrow2, M * L * (rs(1536) - rs(768)) * (1 - 1e-9));
+}
+
+TEST(MoeZero23, FsdpPassesCountTheExperts) {
+  // FSDP2's copy-in (6 B per parameter in fp32) runs over the experts' gradients too.
+  Problem p = test::qwen3_30b_like();
+  const double bw = p.gpu.hbm_bytes_per_s * p.gpu.memory_efficiency;
+  const double g = p.training.grad_reduce_in_fp32 ? 4.0 : 2.0;
+  auto passes = [&](int fe) {
+    Problem q = p;
+    q.model.moe_ffn_hidden_size = fe;
+    q.training.fsdp_impl = "fsdp2";
+    Candidate c = make_candidate(q, 1, 1, 8, 1, Schedule::k1F1B, Recompute::kFull, 0, 3);
+    c.ep = 2;
+    const ExplainedRow row = explain_candidate(q, c, EvalOptions{});
+    EXPECT_TRUE(row.eval.feasible);
+    EXPECT_EQ(row.detail.fsdp_passes_s.size(), 1u);
+    return row.detail.fsdp_passes_s.empty() ? 0.0 : row.detail.fsdp_passes_s[0];
+  };
+  const double added = p.model.layers * (p.model.moe_experts / 2.0) * p.model.hidden_size * 768 * 3;
+  const double expected = (2.0 + g) * added / bw;
+  EXPECT_NEAR(passes(1536) - passes(768), expected, 1e-9 * expected);
 }
 
 TEST(MoeCheck, TopKAndMlaStandInAreChecked) {
