@@ -88,11 +88,13 @@ constexpr StackProfile kProfiles[] = {
     {"megatron-core", false, false, false, true, 1.0, true, false, true,
      "Megatron-Core defaults (2024-25): overlaps only when flagged, fp32 grads and state", "fp32",
      false},
-    // NeMo 24.09 (NeMo 1.0 YAML) as dgxc-benchmarking v25.01 runs Nemotron-4 340B
-    // (nemotron/nemotron4-340b-synth.yaml): Apex distributed_fused_adam with overlap_grad_sync
-    // and overlap_param_sync, grad_sync_dtype bf16 and dtype bf16 (the optimizer state in bf16);
-    // ub_tp_comm_overlap False and overlap_p2p_comm False; cross_entropy_loss_fusion true;
-    // TE fused attention and kernels.
+    // NeMo 1.0 YAML recipes as they stand (dgxc-benchmarking v25.01
+    // nemotron/nemotron4-340b-synth.yaml, NeMo-Framework-Launcher 24.07 nemotron_340b.yaml):
+    // Apex distributed_fused_adam with overlap_grad_sync and overlap_param_sync, grad_sync_dtype
+    // bf16 and dtype bf16 (the optimizer state in bf16); ub_tp_comm_overlap False and
+    // overlap_p2p_comm False; cross_entropy_loss_fusion true; TE fused attention and kernels.
+    // The dgxc runs override the two overlaps in nemotron/configure.sh, so their rows name
+    // nemo-24.x with a bf16 optimizer_state_dtype column (docs/step-time.md "Software stacks").
     {"nemo-24.09-dfa", true, true, false, false, 1.0, true, true, false,
      "NeMo 24.09 YAML, Apex distributed Adam: bf16 optimizer state, DP overlap only", "bf16",
      false},

@@ -3,9 +3,15 @@
 // fp32 shards as main weights, and the stack profiles that set them.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "../support/builders.hpp"
+#include "../support/runs_text.hpp"
 #include "ppsearch/cost/items.hpp"
 #include "ppsearch/spec/stacks.hpp"
+#include "ppsearch/validate/runs_csv.hpp"
+#include "ppsearch/validate/validate.hpp"
 
 namespace ppsearch {
 namespace {
@@ -92,6 +98,34 @@ TEST(OptimizerState, StackProfilesSetTheKeys) {
   ASSERT_TRUE(apply_stack(&p, {}));
   EXPECT_EQ(p.training.optimizer_state_dtype, "fp32");
   EXPECT_FALSE(p.training.fsdp_fp32_params);
+}
+
+// The dgxc-benchmarking v25.01 Nemotron-4 340B rows: the tag's nemotron/configure.sh turns the
+// YAML's ub_tp_comm_overlap and overlap_p2p_comm on for every run, and the YAML's
+// distributed_fused_adam keeps its state in bf16 (dtype: bf16). So the ten rows name nemo-24.x
+// (every overlap) and the column optimizer_state_dtype = bf16; no other row of the file states the
+// column; the BF16 rows' problems carry both.
+TEST(OptimizerState, DgxcNemotronRowsStateTheirRecipe) {
+  const std::string text = test::validation_text("runs-public.csv");
+  const std::vector<RunRecord> runs = parse_runs_csv(text, "runs-public.csv");
+  int stated = 0;
+  for (const RunRecord& r : runs) {
+    if (r.id.rfind("dgxc-v25.01-nemotron4-340b-", 0) != 0) {
+      EXPECT_TRUE(r.optimizer_state_dtype.empty()) << r.id;
+      continue;
+    }
+    ++stated;
+    EXPECT_EQ(r.stack, "nemo-24.x") << r.id;
+    EXPECT_EQ(r.optimizer_state_dtype, "bf16") << r.id;
+    if (r.precision != "bf16") continue;  // the builders' H200 has no FP8 peak
+    Problem p = test::llama70b_h200();
+    std::string why;
+    ASSERT_TRUE(apply_run_to_problem(r, map_gpu(r.gpu), &p, &why)) << r.id << ": " << why;
+    EXPECT_EQ(p.training.optimizer_state_dtype, "bf16") << r.id;
+    EXPECT_TRUE(p.training.tp_comm_overlap) << r.id;
+    EXPECT_TRUE(p.training.p2p_overlap) << r.id;
+  }
+  EXPECT_EQ(stated, 10);
 }
 
 }  // namespace
