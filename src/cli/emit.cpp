@@ -266,6 +266,22 @@ void note_fp8_reduce_scatter(Builder& b, const Problem& p, const ResultRow& r,
       how);
 }
 
+// training.tp_symm_mem (docs/step-time.md "Async TP's own passes"): the TP overlap was costed
+// with or without PyTorch async TP's partial-sum and shard-copy passes; says so where the launched
+// framework's overlap is the other kind. `userbuffers`: the framework runs Transformer Engine's.
+void note_tp_overlap_kind(Builder& b, const Problem& p, bool userbuffers) {
+  if (userbuffers && p.training.tp_symm_mem)
+    b.approx(
+        "training.tp_symm_mem: the TP overlap was costed as PyTorch's async TP, with a "
+        "partial-sum pass per reduce-scatter and a shard copy per all-gather; Transformer "
+        "Engine's userbuffers run neither: faster than modelled");
+  if (!userbuffers && !p.training.tp_symm_mem)
+    b.approx(
+        "training.tp_symm_mem = false: the TP overlap was costed without the partial-sum pass "
+        "that each of torchtitan's async-TP reduce-scatters runs and the shard copy before each "
+        "all-gather: slower than modelled");
+}
+
 // Schedules the Megatron-LM engine (Megatron-LM and Megatron-Bridge) runs: with pp > 1, 1F1B
 // (vpp 1) and interleaved 1F1B (vpp > 1) only (megatron/core/pipeline_parallel/schedules.py).
 bool megatron_schedule_ok(const ResultRow& r, std::string* why) {
@@ -564,6 +580,7 @@ LaunchConfig megatron(const Problem& p, const ResultRow& r,
     b.flag("--tp-comm-overlap");
     b.comment("--tp-comm-overlap: " + tp_overlap_what(p) +
               " is modelled; needs Transformer Engine");
+    note_tp_overlap_kind(b, p, true);
     note_fp8_reduce_scatter(b, p, r,
                             "pass --tp-comm-overlap-cfg with a YAML file whose proj_fprop and "
                             "fc2_fprop entries set method: pipeline and fp8_buf: true, or they "
@@ -695,6 +712,7 @@ LaunchConfig nemo(const Problem& p, const ResultRow& r, const std::vector<std::p
         " is modelled (Megatron-Bridge initialize.py then sets up TE userbuffers); a recipe "
         "with a comm_overlap config sets it from comm_overlap.tp_comm_overlap, so make that true "
         "as well");
+  if (tp_overlap) note_tp_overlap_kind(b, p, true);
   note_fp8_reduce_scatter(b, p, r,
                           "set comm_overlap.tp_comm_overlap_cfg's proj_fprop and fc2_fprop to "
                           "PipelineOverlapCfg(..., fp8_buf=True) in the recipe, or they run in "
@@ -891,6 +909,7 @@ LaunchConfig torchtitan(const Problem& p, const ResultRow& r,
   if (async_tp) {
     b.word("--compile.enable_async_tensor_parallel");
     b.comment("--compile.enable_async_tensor_parallel: " + tp_overlap_what(p) + " is modelled");
+    note_tp_overlap_kind(b, p, false);
     note_fp8_reduce_scatter(b, p, r,
                             "torchtitan has no such option (its row-parallel matmuls write bf16 "
                             "outputs, which it reduce-scatters): slower than modelled");

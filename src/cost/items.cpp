@@ -420,11 +420,27 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     // attention scores"): a forward-only pass, replayed with the forward. Added last, so the sum
     // is bit-identical when it is zero.
     const double alibi_fwd = alibi_bias_fwd_s(pb, m, d.s, double(model.attention_heads) / t);
-    const double fwd_compute = g_fwd + att_fwd + cp_merge_fwd + ew_fwd + alibi_fwd;
+    // PyTorch's micro-pipelined async TP (training.tp_symm_mem with training.tp_comm_overlap;
+    // torch/distributed/_symmetric_memory/__init__.py, docs/step-time.md "Async TP's own
+    // passes"): with SP, each fused matmul-reduce-scatter writes its t partial outputs into one
+    // m x h buffer (stacked_partials) and sums them in a separate reduction (read m·h, write
+    // m·h/t, bf16), and each fused all-gather-matmul first copies the local shard into the
+    // symmetric-memory buffer (read and write m·h/t, in the gathered dtype) before the first GEMM
+    // may start. SM and HBM work on the compute stream, per collective: forward two of each, the
+    // backward two of each (the output-gradient gathers and the input-gradient reduce-scatters).
+    double symm_fwd = 0, symm_bwd = 0, symm_rs = 0, symm_ag = 0;
+    if (c.tp > 1 && c.sp && pb.training.tp_comm_overlap && pb.training.tp_symm_mem) {
+      symm_rs = kBf16 * m * d.h * (1.0 + 1.0 / t) / mem_bw;
+      symm_ag = 2.0 * prec.gather_bytes_per_element * m * d.h / t / mem_bw;
+      const double symm_ag_dy = 2.0 * prec.grad_gather_bytes_per_element * m * d.h / t / mem_bw;
+      symm_fwd = 2.0 * symm_rs + 2.0 * symm_ag;
+      symm_bwd = 2.0 * symm_rs + 2.0 * symm_ag_dy;
+    }
+    const double fwd_compute = g_fwd + att_fwd + cp_merge_fwd + ew_fwd + alibi_fwd + symm_fwd;
     const bool per_op = pb.training.selective_recompute == SelectiveRecompute::kPerOp;
     Matmul mm[7];
     const int n_mm = layer_matmuls(d, mm);
-    double bwd_compute = g_dgrad + att_bwd + cp_merge_bwd + ew_bwd;
+    double bwd_compute = g_dgrad + att_bwd + cp_merge_bwd + ew_bwd + symm_bwd;
     double bwd_comm = tp_bwd + cp_bwd;
     // Per-op selective recomputation (torchtitan's policy) saves matmul, attention and
     // reduce-scatter outputs but not all-gathers (_save_list in parallelize_llama.py @9dec370 and
@@ -435,6 +451,7 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
                                      : 0.0;
     const double replay_tp = replay_tp_all * (1.0 - cl.tp_comm_overlap);
     bwd_comm += replay_tp;
+    if (replay_tp_all > 0) bwd_compute += 2.0 * symm_ag;  // the replayed gathers' shard copies
     // Recomputation (§3.2): full replays the forward (with its collectives) before
     // the backward; selective recomputes the core attention forward.
     // Pruned replay (training.recompute_skip_fc2, a compiled graph; docs/step-time.md
@@ -446,7 +463,8 @@ ChainCosts chain_costs(const Problem& pb, const Candidate& c, const Links& links
     const double skip_tp_all = skip_fc2 ? tp_fc2_out : 0.0;
     const double skip_tp = skip_tp_all * (1.0 - cl.tp_comm_overlap);
     if (c.recompute == Recompute::kFull) {
-      bwd_compute += fwd_compute - skip_gemm;
+      // The pruned replay drops FC2's reduce-scatter, and its partial sum with it.
+      bwd_compute += fwd_compute - skip_gemm - (skip_fc2 ? symm_rs : 0.0);
       bwd_comm += tp_fwd - skip_tp + cp_fwd;
     } else if (c.recompute == Recompute::kSelective) {
       if (per_op) {

@@ -776,6 +776,13 @@ std::vector<KeyDef> build_table() {
                        "with training.fused_elementwise = false, the norms still run as one "
                        "fused kernel each (PyTorch >= 2.9 F.rms_norm); no effect when the "
                        "element-wise ops are fused; default from training.stack"));
+  // PyTorch's async TP (docs/step-time.md "Async TP's own passes").
+  t.push_back(bool_key("training.tp_symm_mem", PPSEARCH_REF(bool, training.tp_symm_mem),
+                       "with training.tp_comm_overlap and SP, TP overlap is PyTorch's "
+                       "micro-pipelined async TP on SymmetricMemory: each fused "
+                       "matmul-reduce-scatter sums its partial outputs in a separate pass, each "
+                       "fused all-gather-matmul copies its local shard first; default from "
+                       "training.stack"));
   // llm-foundry's Triton FlashAttention (docs/step-time.md "llm-foundry: the Triton kernel on
   // Hopper").
   t.push_back(bool_key("training.triton_attention", PPSEARCH_REF(bool, training.triton_attention),

@@ -141,10 +141,12 @@ constexpr StackProfile kProfiles[] = {
     // micro-pipeline TP), i.e. TP communication overlap; otherwise as torchtitan-2024, except
     // the optimizer: the page's runs (torchtitan 820504e, Jun 2025) use the fused AdamW that is
     // torchtitan's default from 6e4988550 (Feb 2025; optimizer.implementation = "fused",
-    // torchtitan/config_manager.py @820504e).
+    // torchtitan/config_manager.py @820504e). PyTorch's fused async-TP ops sum the TP partial
+    // outputs in a separate pass and copy the local shard before each gather
+    // (training.tp_symm_mem; docs/step-time.md "Async TP's own passes").
     {"torchtitan-asynctp", true, true, true, false, 0.7, false, false, true,
      "torchtitan with async TP: DP and TP overlap, fp32 grad reduce", "fp32", true, true, true,
-     false, true, true, "torch-fused", false, false, "fsdp2"},
+     false, true, true, "torch-fused", false, false, "fsdp2", true},
     // torchtitan with training.compile = true (docs/step-time.md "torch.compile (torchtitan)"):
     // apply_compile
     // wraps each TransformerBlock in torch.compile(fullgraph=True) after the AC wrapper and
@@ -172,7 +174,7 @@ constexpr StackProfile kProfiles[] = {
     // The optimizer as torchtitan-asynctp (fused AdamW, the Jun 2025 runs).
     {"torchtitan-asynctp-compile", true, true, true, false, 0.7, true, false, true,
      "torchtitan with async TP and torch.compile: DP and TP overlap, fused, pruned replay", "fp32",
-     true, true, true, false, true, true, "torch-fused", false, false, "fsdp2"},
+     true, true, true, false, true, true, "torch-fused", false, false, "fsdp2", true},
     // llm-foundry's ">= 128 GPUs" table (PR #838, Jan 2024, scripts/train/benchmarking/sweep.py
     // @5e85bd62d): as llmfoundry-2023, but sweep.py passes --fsdp_config_backward_prefetch
     // BACKWARD_PRE and --fsdp_config_forward_prefetch true, so the backward's re-gather is
@@ -246,7 +248,8 @@ const std::vector<std::string>& stack_keys() {
                                                  "training.optimizer_impl",
                                                  "training.fused_norm",
                                                  "training.triton_attention",
-                                                 "training.fsdp_impl"};
+                                                 "training.fsdp_impl",
+                                                 "training.tp_symm_mem"};
   return kKeys;
 }
 
@@ -297,6 +300,7 @@ bool apply_stack(Problem* problem, const std::set<std::string>& explicit_keys) {
   set("training.fused_norm", s->fused_norm, t.fused_norm);
   set("training.triton_attention", s->triton_attention, t.triton_attention);
   set("training.fsdp_impl", std::string(s->fsdp_impl), t.fsdp_impl);
+  set("training.tp_symm_mem", s->tp_symm_mem, t.tp_symm_mem);
   return true;
 }
 

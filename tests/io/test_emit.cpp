@@ -307,6 +307,35 @@ TEST(Emit, Fp8ReduceScatterIsSaidWhereItWasCosted) {
   }
 }
 
+// training.tp_symm_mem (docs/step-time.md "Async TP's own passes"): a TP overlap costed as the
+// other framework's kind is launched as an approximation that says which way the time moves;
+// costed as the framework's own kind, nothing is said.
+TEST(Emit, TpOverlapKindIsSaidWhereItDiffers) {
+  Problem p = llama70b();
+  p.training.tp_comm_overlap = true;
+  const auto sp = row(8, 1, 1, 16, 1, 1, Schedule::k1F1B, Recompute::kNone, 1, 1);
+  for (LaunchFormat f : {LaunchFormat::kMegatron, LaunchFormat::kNemo, LaunchFormat::kTorchtitan}) {
+    const bool titan = f == LaunchFormat::kTorchtitan;
+    for (bool symm : {false, true}) {
+      Problem q = p;
+      q.training.tp_symm_mem = symm;
+      const LaunchConfig lc = emit_launch_config(f, q, sp, {{0, 81}});
+      const bool said = has(lc, "training.tp_symm_mem");
+      EXPECT_EQ(said, symm != titan) << lc.text;
+      if (said) {
+        EXPECT_TRUE(lc.approximated);
+        EXPECT_TRUE(has(lc, titan ? "slower than modelled" : "faster than modelled")) << lc.text;
+      }
+    }
+  }
+  // Without the overlap (or without SP) no kind was costed.
+  Problem off = p;
+  off.training.tp_comm_overlap = false;
+  off.training.tp_symm_mem = true;
+  for (LaunchFormat f : {LaunchFormat::kMegatron, LaunchFormat::kNemo, LaunchFormat::kTorchtitan})
+    EXPECT_FALSE(has(emit_launch_config(f, off, sp, {{0, 81}}), "training.tp_symm_mem"));
+}
+
 // torchtitan runs FSDP2 and PyTorch's non-reentrant checkpoint: a row costed with another FSDP's
 // gradient passes, or with full recomputation replaying FC2, is launched as an approximation
 // that says so; a row costed with torchtitan's own profile is not.

@@ -100,9 +100,9 @@ TEST(Stacks, ProfileSetsOnlyTheKeysNotGiven) {
   EXPECT_EQ(r.training.tp_comm_overlap, before);
   // Every profile key is a known stack key.
   EXPECT_EQ(stack_keys().size(),
-            19u);  // + optimizer_state_dtype, fsdp_fp32_params, cross_entropy_inplace,
+            20u);  // + optimizer_state_dtype, fsdp_fp32_params, cross_entropy_inplace,
                    // recompute_skip_fc2, tp_bwd_overlap, split_linears, overlap_backward_gather,
-                   // optimizer_impl, fused_norm, triton_attention, fsdp_impl
+                   // optimizer_impl, fused_norm, triton_attention, fsdp_impl, tp_symm_mem
 }
 
 // ---- per-collective overlap ---------------------------------------------------------------

@@ -210,6 +210,13 @@ struct TrainingSpec {
   // kernel each, at the fused bandwidth, while the other element-wise ops stay eager. PyTorch's
   // F.rms_norm / nn.RMSNorm on CUDA from 2.9 (at::_fused_rms_norm). Default from training.stack.
   bool fused_norm = false;
+  // TP overlap by PyTorch's micro-pipelined async TP on SymmetricMemory (torchtitan
+  // enable_async_tensor_parallel; docs/step-time.md "Async TP's own passes"): with
+  // tp_comm_overlap and SP, each fused matmul-reduce-scatter sums its partial outputs in a
+  // separate pass and each fused all-gather-matmul copies its local shard first. Transformer
+  // Engine's Userbuffers (false) reduce inside the communication kernels. Default from
+  // training.stack.
+  bool tp_symm_mem = false;
 };
 
 struct GpuSpec {

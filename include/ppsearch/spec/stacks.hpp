@@ -45,6 +45,8 @@ struct StackProfile {
   // FSDP's gradient passes (docs/step-time.md "FSDP's gradient passes and early-stopping
   // recomputation").
   const char* fsdp_impl = "none";  // training.fsdp_impl
+  // PyTorch's async TP (docs/step-time.md "Async TP's own passes").
+  bool tp_symm_mem = false;  // training.tp_symm_mem
 };
 
 inline constexpr const char* kDefaultStack = "nemo-25.x";
