@@ -244,6 +244,12 @@ double in_flight(Schedule s, int stage, int P, int v, int M, double wkeep_ratio)
 constexpr double kLayerKernelsFwdFused = 7, kLayerKernelsBwdFused = 12;
 constexpr double kLayerKernelsFwdEager = 18, kLayerKernelsBwdEager = 36;
 
+// An item's kind in the per-kind ZeRO-2/3 tables of evaluate(): 0 the embedding, 1 a dense layer
+// (items 1..n_dense), 2 the head (the last item), 3 a MoE layer.
+int item_kind(long long i, long long n_items, long long n_dense) {
+  return i == 0 ? 0 : (i == n_items - 1 ? 2 : (i <= n_dense ? 1 : 3));
+}
+
 // Copies what lies behind a feasible evaluation into I.bd (EvalOptions::want_breakdown only;
 // never on the search's path).
 void fill_breakdown(Evaluator::Impl& I, const ChainCosts& cc, const std::vector<int>& bounds,
@@ -278,8 +284,7 @@ void fill_breakdown(Evaluator::Impl& I, const ChainCosts& cc, const std::vector<
           i == 0 ? cc.embed : (i == n_items - 1 ? cc.head : (i <= I.n_dense ? cc.layer : I.it_moe));
       b.tp_total_s[d] += it.tp_total_s;
       b.cp_total_s[d] += it.cp_total_s;
-      b.fsdp_passes_s[d] +=
-          grad_pass_item[i == 0 ? 0 : (i == n_items - 1 ? 2 : (i <= I.n_dense ? 1 : 3))];
+      b.fsdp_passes_s[d] += grad_pass_item[item_kind(i, n_items, I.n_dense)];
     }
     if (s + 1 < S) b.p2p_s[d] += I.hop_s[s];  // activation to vs+1
     if (s > 0) b.p2p_s[d] += I.hop_s[s - 1];  // input gradient back to vs−1
@@ -616,7 +621,11 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   // the sync to the last backward, fsdp_pp_gradients) and weights gathered per micro-batch.
   const bool shard_grads = base_c.zero >= 2 && dr > 1 && !fsdp_pp;
   const bool shard_params = c.zero >= 3 && dr > 1;
-  // By item kind: embedding, dense layer, head, MoE layer (kind_of below).
+  // MoE: expert gradients reduce over the expert-DP group, its members etp·ep ranks apart
+  // (Megatron-Core expert order tp-ep-dp-pp, parallel_state.py); docs/moe.md.
+  const double edp = expert_dp(c);
+  const GroupShape edp_group = group_shape(static_cast<int>(edp), c.ep * c.etp, ndom);
+  // By item kind: embedding, dense layer, head, MoE layer (item_kind).
   double ag_item[4] = {0, 0, 0, 0}, rs_item[4] = {0, 0, 0, 0};
   // FSDP's element-wise passes over each unit's unsharded gradient before its reduce-scatter
   // (training.fsdp_impl, cost/fsdp_grad.cpp; docs/step-time.md "FSDP's gradient passes and
@@ -635,8 +644,6 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     // the DP mesh, both prefetched together): under ZeRO-2/3 both are reduce-scattered, and
     // under ZeRO-3 gathered, every micro-batch, one after the other on the same stream
     // (docs/moe.md "Expert parameters under ZeRO-2/3").
-    const double edp = expert_dp(c);
-    const GroupShape edp_group = group_shape(static_cast<int>(edp), c.ep * c.etp, ndom);
     const int kinds = I.pb.model.layers > I.n_dense ? 4 : 3;
     for (int k = 0; k < kinds; ++k) {
       const double phi = its[k]->params;
@@ -653,10 +660,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
       }
     }
   }
-  const long long n_dense_last = I.n_dense;  // items 1..n_dense are dense layers
-  auto kind_of = [&](long long i) {
-    return i == 0 ? 0 : (i == n_items - 1 ? 2 : (i <= n_dense_last ? 1 : 3));
-  };
+  auto kind_of = [&](long long i) { return item_kind(i, n_items, I.n_dense); };
 
   ScheduleInput& si = I.sched;
   const ItemCost* const* item_at = I.items.data();  // item(i), looked up
@@ -1621,10 +1625,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
   // collective's latency.
   const double bucket_params = std::max(40e6, 1e6 * dr);
   const int zero = base_c.zero;  // ZeRO-2 with PP costs as ZeRO-1 (fsdp_pp above)
-  // MoE: expert gradients reduce over the expert-DP group, its members etp·ep ranks apart
-  // (Megatron-Core expert order tp-ep-dp-pp, parallel_state.py); docs/moe.md.
-  const double edp = expert_dp(c);
-  const GroupShape edp_group = group_shape(static_cast<int>(edp), c.ep * c.etp, ndom);
+  // Expert buckets over the expert-DP group (edp, edp_group above).
   const double bucket_e = std::max(40e6, 1e6 * edp);
   // The optimizer's bytes per parameter do not depend on the rank: decided once per candidate
   // (cost/optimizer_step.cpp compares the implementation and state names).

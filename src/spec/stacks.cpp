@@ -158,9 +158,9 @@ constexpr StackProfile kProfiles[] = {
     // kernels). With full AC the checkpointed block is traced into the graph and the
     // partitioner recomputes only what the backward reads: FC2 (w2) and the TP collective after
     // it are not replayed (torchtitan issue #2763); eager non-reentrant checkpointing stops at the
-    // same point (early stop, see torchtitan-2024). Attention stays SDPA (an extern kernel for Inductor), FSDP2 and
-    // TP communication run as in torchtitan-2024 (the FSDP2 hooks stay outside the compiled
-    // blocks). The loss: eager at 9dec370 ("compiling loss function causes CUDA errors"),
+    // same point (early stop, see torchtitan-2024). Attention stays SDPA (an extern kernel for
+    // Inductor), FSDP2 and TP communication run as in torchtitan-2024 (the FSDP2 hooks stay
+    // outside the compiled blocks). The loss: eager at 9dec370 ("compiling loss function causes CUDA errors"),
     // compiled from bbb1b616e (Apr 2025, build_cross_entropy_loss); only the logits memory
     // would differ in the engine, and the profile keeps the eager cross entropy.
     // The optimizer as torchtitan-2024 (foreach AdamW, the 2024 code: the Aug and Dec 2024
