@@ -39,6 +39,8 @@ Exit: 0 all given cases passed, 1 a case failed, 77 every given case was skipped
 """
 import argparse
 import codecs
+import csv
+import io
 import os
 import random
 import re
@@ -81,17 +83,28 @@ def runs_row(k=1):
         return f.read().splitlines()[k]
 
 
+def runs_fields(k=1):
+    """The fields of data row k, parsed as RFC 4180 (a source text may hold quoted commas)."""
+    return next(csv.reader([runs_row(k)]))
+
+
+def csv_line(fields):
+    out = io.StringIO()
+    csv.writer(out, lineterminator="").writerow(fields)
+    return out.getvalue()
+
+
 def gen_csv_bad_rows():
     # 100 000 rows with a non-numeric layers value each.
     header = runs_header()
-    row = runs_row().split(",")
+    row = runs_fields()
     col = header.split(",").index("layers")
     lines = [header]
     for k in range(100_000):
         r = list(row)
         r[0] = "bad-%d" % k
         r[col] = "x"
-        lines.append(",".join(r))
+        lines.append(csv_line(r))
     return ("\n".join(lines) + "\n").encode()
 
 
@@ -123,9 +136,9 @@ def expand_text(data):
     names = header.split(",")
 
     def row_with(m):
-        r = runs_row().split(",")
+        r = runs_fields()
         r[names.index(m.group(1).decode())] = "\0"
-        return ",".join(r).encode().replace(b"\0", m.group(2))
+        return csv_line(r).encode().replace(b"\0", m.group(2))
 
     def header_with(m):
         return ",".join(m.group(2).decode() if n == m.group(1).decode() else n
