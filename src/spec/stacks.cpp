@@ -69,7 +69,7 @@ constexpr StackProfile kProfiles[] = {
     // which stops each replay before w2's GEMM (training.recompute_skip_fc2, as compile prunes
     // it), and FSDP2's gradient copy-in before each reduce-scatter (training.fsdp_impl = fsdp2);
     // docs/step-time.md "FSDP's gradient passes and early-stopping recomputation".
-    {"torchtitan-2024", true, true, false, false, 0.7, false, false, true,
+    {"torchtitan-2024", true, true, false, false, kFlashAttention2Scale, false, false, true,
      "torchtitan 2024 (FSDP2, eager, SDPA/FA-2): DP overlap only, fp32 grad reduce", "fp32", true,
      true, true, false, true, true, "torch-foreach", false, false, "fsdp2"},
     // Everything a current stack can turn on: every overlap, fused kernels and cross entropy,
@@ -131,7 +131,7 @@ constexpr StackProfile kProfiles[] = {
     // each unit's unsharded gradient to the fp32 reduce dtype and pre-divides it before the
     // reduce-scatter (training.fsdp_impl = fsdp1); docs/step-time.md "FSDP's gradient passes and
     // early-stopping recomputation".
-    {"llmfoundry-2023", true, true, false, false, 0.7, true, true, true,
+    {"llmfoundry-2023", true, true, false, false, kFlashAttention2Scale, true, true, true,
      "llm-foundry MPT, Oct 2023 (Composer 0.16 FSDP): DP overlap, BACKWARD_POST, fused CE, fp32 "
      "shards as main, native element-wise kernels, Triton attention",
      "fp32", true, false, true, true, false, false, "megatron", false, true, "fsdp1"},
@@ -144,7 +144,7 @@ constexpr StackProfile kProfiles[] = {
     // torchtitan/config_manager.py @820504e). PyTorch's fused async-TP ops sum the TP partial
     // outputs in a separate pass and copy the local shard before each gather
     // (training.tp_symm_mem; docs/step-time.md "Async TP's own passes").
-    {"torchtitan-asynctp", true, true, true, false, 0.7, false, false, true,
+    {"torchtitan-asynctp", true, true, true, false, kFlashAttention2Scale, false, false, true,
      "torchtitan with async TP: DP and TP overlap, fp32 grad reduce", "fp32", true, true, true,
      false, true, true, "torch-fused", false, false, "fsdp2", true},
     // torchtitan with training.compile = true (docs/step-time.md "torch.compile (torchtitan)"):
@@ -165,14 +165,14 @@ constexpr StackProfile kProfiles[] = {
     // would differ in the engine, and the profile keeps the eager cross entropy.
     // The optimizer as torchtitan-2024 (foreach AdamW, the 2024 code: the Aug and Dec 2024
     // compiled runs); torchtitan-2025-compile below has the fused one.
-    {"torchtitan-compile", true, true, false, false, 0.7, true, false, true,
+    {"torchtitan-compile", true, true, false, false, kFlashAttention2Scale, true, false, true,
      "torchtitan with torch.compile per block: fused element-wise, pruned full-AC replay", "fp32",
      true, true, true, false, true, true, "torch-foreach", false, false, "fsdp2"},
     // torchtitan with async TP, which needs compile ("Async TP requires --training.compile",
     // parallelize_llama.py @9dec370 and @820504e): torchtitan-asynctp's TP overlap plus what
     // torchtitan-compile fuses and prunes.
     // The optimizer as torchtitan-asynctp (fused AdamW, the Jun 2025 runs).
-    {"torchtitan-asynctp-compile", true, true, true, false, 0.7, true, false, true,
+    {"torchtitan-asynctp-compile", true, true, true, false, kFlashAttention2Scale, true, false, true,
      "torchtitan with async TP and torch.compile: DP and TP overlap, fused, pruned replay", "fp32",
      true, true, true, false, true, true, "torch-fused", false, false, "fsdp2", true},
     // llm-foundry's ">= 128 GPUs" table (PR #838, Jan 2024, scripts/train/benchmarking/sweep.py
@@ -183,7 +183,7 @@ constexpr StackProfile kProfiles[] = {
     // and the FA-2 scale for every row (flash-attn 2.4.2 for 1b/3b/7b/70b, triton for 13b/30b),
     // see llmfoundry-2023 above and docs/step-time.md "llm-foundry: the Triton kernel on Hopper".
     // torch 2.1 (setup.py @5e85bd62d pins torch>=2.1,<2.1.1) and FSDP1 as llmfoundry-2023.
-    {"llmfoundry-2024", true, true, false, false, 0.7, false, true, true,
+    {"llmfoundry-2024", true, true, false, false, kFlashAttention2Scale, false, true, true,
      "llm-foundry MPT benchmarks, Jan 2024 (>= 128 GPUs): BACKWARD_PRE; eager element-wise and "
      "FA-2 attention as an effective setting",
      "fp32", true, false, true, true, false, true, "megatron", false, false, "fsdp1"},
@@ -197,10 +197,10 @@ constexpr StackProfile kProfiles[] = {
     // these runs (Jun 2025 and earlier) it is the composite, one of the unfused element-wise ops;
     // PyTorch 2.9 fuses it (torchtitan-2025-torch29 below; docs/step-time.md "Fused RMSNorm in
     // eager PyTorch").
-    {"torchtitan-2025", true, true, false, false, 0.7, false, false, true,
+    {"torchtitan-2025", true, true, false, false, kFlashAttention2Scale, false, false, true,
      "torchtitan 2025 (FSDP2, eager, fused AdamW): DP overlap only, fp32 grad reduce", "fp32", true,
      true, true, false, true, true, "torch-fused", false, false, "fsdp2"},
-    {"torchtitan-2025-compile", true, true, false, false, 0.7, true, false, true,
+    {"torchtitan-2025-compile", true, true, false, false, kFlashAttention2Scale, true, false, true,
      "torchtitan 2025 with torch.compile per block and fused AdamW", "fp32", true, true, true,
      false, true, true, "torch-fused", false, false, "fsdp2"},
     // torchtitan-2025 on PyTorch 2.9 or a nightly from after its fused RMSNorm landed
@@ -213,7 +213,7 @@ constexpr StackProfile kProfiles[] = {
     // (upcast, pow, mean, add, rsqrt, two multiplies, type_as). So the norms run at the fused
     // bandwidth while RoPE, SwiGLU and the residual adds stay eager (docs/step-time.md "Fused
     // RMSNorm in eager PyTorch"). Otherwise as torchtitan-2025.
-    {"torchtitan-2025-torch29", true, true, false, false, 0.7, false, false, true,
+    {"torchtitan-2025-torch29", true, true, false, false, kFlashAttention2Scale, false, false, true,
      "torchtitan 2025 (FSDP2, eager, fused AdamW) on PyTorch 2.9: fused RMSNorm", "fp32", true,
      true, true, false, true, true, "torch-fused", true, false, "fsdp2"},
 };

@@ -473,6 +473,10 @@ RunRecord read_row(const std::string& source, const CsvRecord& rec,
   // FP8 forward reduce-scatters (docs/precision.md), empty = the key's value.
   if (auto v = r.integer("tp_fp8_reduce_scatter", 0, 1, true, "0 or 1, or empty (default)"))
     run.tp_fp8_reduce_scatter = *v == 1;
+  // Transformer Engine's flash-attn backend (docs/step-time.md "FlashAttention-2 in the NeMo DGX
+  // Cloud runs"), empty = 0: the stack's attention.
+  if (auto v = r.integer("flash_attention_2", 0, 1, true, "0 or 1, or empty (0: the stack's)"))
+    run.flash_attention_2 = *v == 1;
 
   // Cross-column rules, only when the columns they use are valid.
   if (issues->size() != before) return run;

@@ -11,6 +11,7 @@
 #include "ppsearch/search/evaluate.hpp"
 #include "ppsearch/spec/check.hpp"
 #include "ppsearch/spec/host_keys.hpp"
+#include "ppsearch/spec/stacks.hpp"
 #include "ppsearch/validate/validate.hpp"
 
 namespace ppsearch {
@@ -144,6 +145,10 @@ bool apply_run_to_problem(const RunRecord& run, const GpuMapping& gpu, Problem* 
   }
   // FP8 forward reduce-scatters (docs/precision.md "FP8 reduce-scatters of the forward").
   if (run.tp_fp8_reduce_scatter) p->training.tp_fp8_reduce_scatter = *run.tp_fp8_reduce_scatter;
+  // Transformer Engine's flash-attn backend (docs/step-time.md "FlashAttention-2 in the NeMo DGX
+  // Cloud runs"): NVTE_FUSED_ATTN=0 makes TE run Tri Dao's FlashAttention-2, at the FA-2 scale
+  // of the stacks that run it (spec/stacks.hpp).
+  if (run.flash_attention_2) p->training.attention_efficiency_scale = kFlashAttention2Scale;
 
   p->training.global_batch_size = run.global_batch_size;
   p->training.attention_flops = AttentionFlops::kFull;  // no source halves attention FLOPs

@@ -11,6 +11,12 @@
 
 namespace ppsearch {
 
+// FlashAttention-2 against the presets' cuDNN / FlashAttention-3 attention rate on Hopper: about
+// 0.7 (Shah et al. 2024, FlashAttention-3 §4.1). The attention scale of every profile whose
+// attention runs FA-2 kernels (PyTorch SDPA, flash-attn 2), and of the validation rows whose
+// recipe selects Transformer Engine's flash-attn backend (the runs CSV's flash_attention_2).
+inline constexpr double kFlashAttention2Scale = 0.7;
+
 struct StackProfile {
   const char* name;
   bool overlap_grad_reduce;   // training.overlap_grad_reduce

@@ -94,7 +94,10 @@ inline constexpr std::array<const char*, 29> kRunsColumns = {
 ///        the keys' values).
 ///        FP8 forward reduce-scatters: `tp_fp8_reduce_scatter` (training.tp_fp8_reduce_scatter,
 ///        0 or 1, empty = the key's default).
-inline constexpr std::array<const char*, 42> kRunsOptionalColumns = {
+///        Transformer Engine's flash-attn backend: `flash_attention_2` (0 or 1: 1 sets
+///        training.attention_efficiency_scale to kFlashAttention2Scale; 0 or empty = the
+///        stack's attention).
+inline constexpr std::array<const char*, 43> kRunsOptionalColumns = {
     "measured_peak_memory_gb",
     "memory_metric",
     "memory_derivation",
@@ -168,6 +171,11 @@ inline constexpr std::array<const char*, 42> kRunsOptionalColumns = {
     // run's Userbuffers config set fp8_buf on proj_fprop and fc2_fprop
     // (training.tp_fp8_reduce_scatter: 0 or 1, empty = the key's default).
     "tp_fp8_reduce_scatter",
+    // Transformer Engine's flash-attn backend (docs/step-time.md "FlashAttention-2 in the NeMo
+    // DGX Cloud runs"): the recipe exports NVTE_FUSED_ATTN=0, so TE runs Tri Dao's
+    // FlashAttention-2 instead of cuDNN's fused attention (1: training.attention_efficiency_scale
+    // = kFlashAttention2Scale; 0 or empty = the stack's scale).
+    "flash_attention_2",
 };
 
 /// \brief One checked row of a runs CSV. Integers that the source does not state are
@@ -256,6 +264,9 @@ struct RunRecord {
   // FP8 forward reduce-scatters: training.tp_fp8_reduce_scatter, empty = the key's default (or
   // --set) value.
   std::optional<bool> tp_fp8_reduce_scatter;
+  // Transformer Engine's flash-attn backend (NVTE_FUSED_ATTN=0): attention at the FA-2 scale;
+  // false = the stack's (or --set) attention scale.
+  bool flash_attention_2 = false;
 };
 
 /// \brief Parses and checks a whole runs CSV. Checks the header (every schema column of
