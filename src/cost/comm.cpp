@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace ppsearch {
 namespace {
@@ -15,6 +16,50 @@ constexpr double kNvlsLatencyS = 25e-6;
 constexpr double kCollNetExtraNetLatencyS = 31e-6 - 14e-6;
 constexpr double kCollNetArityLatencyS = 0.4e-6;
 constexpr double kCollNetBwFactor = 0.85;
+
+// NCCL's protocols for ring and tree (docs/algorithms.md §5.3, tuning.cc @5067397c): LL (8-byte
+// stores that carry a flag: the lowest latency, half the bandwidth or less) and Simple. Per
+// protocol: the base latency of the ring and of the tree, and the per-hop hardware latency of
+// an NVLink and of a network hop in each, in µs (tuning.cc baseLatencies, hwLatencies). The
+// cluster's nvlink_latency_us and network_latency_us are the Simple ring's hop latencies (3.4
+// and 14 in the presets); LL's hops scale with them by NCCL's ratios. LL128 (base 14 µs, hops
+// 1.9 / 4.0, 0.92 of the bandwidth) is not costed: with it the 512-GPU FSDP rows, whose
+// per-layer gathers it would speed up, move further from their measurements (docs/topology.md
+// "NCCL's protocols").
+enum class Proto { kLL, kSimple };
+struct ProtoLatency {
+  double base_ring_us, base_tree_us;
+  double nvl_ring_us, nvl_tree_us;
+  double net_ring_us, net_tree_us;
+};
+constexpr ProtoLatency kProtoLatency[2] = {
+    {6.6, 6.8, 0.6, 0.6, 2.7, 5.0},    // LL
+    {8.4, 8.4, 3.4, 4.0, 14.0, 14.0},  // Simple
+};
+constexpr double kSimpleNvlRingUs = 3.4, kSimpleNetRingUs = 14.0;
+// Inter-node rings pay at least the network proxy's overhead per step: 1 µs (x86 Intel and
+// other hosts; 2 on AMD), three times that with Simple (tuning.cc getNetOverhead).
+constexpr double kNetOverheadUs = 1.0;
+// LL's bandwidth cap across nodes is set by the host CPU (tuning.cc llMaxBws, Intel and Arm
+// hosts): 39 GB/s on two nodes, 20.4 on more. One node's cap depends on the GPU generation
+// (87.7 Ampere, 141 Hopper, 282 Blackwell); it is not applied, as LL's half bandwidth is near it.
+constexpr double kLLMaxBwTwoNodes = 39.0e9, kLLMaxBwManyNodes = 20.4e9;
+// Tree all-reduce bandwidth corrections by message size (tuning.cc treeCorrectionFactor,
+// powers of two from 64 B to 256 MB, index log2(bytes / 64)), LL and Simple.
+// clang-format off
+constexpr double kTreeCorrection[2][23] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    { .9,  .9,  .9,  .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7,  .7,  .8,  .9,  .9},
+};
+// clang-format on
+
+double tree_correction(Proto p, double bytes) {
+  // tuning.cc ncclTopoGetAlgoTime: logSize = log2i(nBytes >> 6), applied for 0 <= logSize < 23.
+  const double units = std::floor(bytes / 64.0);
+  if (units < 1.0) return 1.0;
+  const int log_size = int(std::floor(std::log2(units)));
+  return log_size < 23 ? kTreeCorrection[static_cast<int>(p)][log_size] : 1.0;
+}
 
 }  // namespace
 
@@ -117,23 +162,44 @@ CollectiveChoice choose_collective(Collective op, double bytes, const GroupShape
     return best;
   }
   const double bw = bus_bandwidth(g, l);
-  // Ring latency (NCCL tuning.cc): (nsteps − nInter)·intraLat + nInter·interLat.
-  const double ring_lat = (nsteps - ninter) * l.nvlink_latency_s + ninter * l.network_latency_s;
-  best.algo = CollectiveAlgo::kRing;
-  best.time_s = ring_lat + bytes * factor / bw;
-  if (op != Collective::kAllReduce) return best;
+  const double nvl_scale = l.nvlink_latency_s / (kSimpleNvlRingUs * 1e-6);
+  const double net_scale = l.network_latency_s / (kSimpleNetRingUs * 1e-6);
+  const double ll_max = N <= 1 ? 0.0 : (N == 2 ? kLLMaxBwTwoNodes : kLLMaxBwManyNodes);
   auto consider = [&](CollectiveAlgo a, double t) {
     if (t < best.time_s) {
       best.algo = a;
       best.time_s = t;
     }
   };
+  // Ring, each protocol (tuning.cc): latency base + (nsteps − nInter)·intraLat +
+  // nInter·interLat, where an inter-node ring's intra steps pay at least the proxy overhead;
+  // bus bandwidth × 0.5 (LL, capped) or × 1 (Simple).
+  best.time_s = std::numeric_limits<double>::infinity();
+  for (const Proto p : {Proto::kLL, Proto::kSimple}) {
+    const ProtoLatency& c = kProtoLatency[static_cast<int>(p)];
+    double intra = c.nvl_ring_us * 1e-6 * nvl_scale;
+    if (N > 1) intra = std::max(intra, kNetOverheadUs * (p == Proto::kSimple ? 3.0 : 1.0) * 1e-6);
+    const double inter = c.net_ring_us * 1e-6 * net_scale;
+    const double lat = c.base_ring_us * 1e-6 + (nsteps - ninter) * intra + ninter * inter;
+    double pbw = bw;
+    if (p == Proto::kLL) pbw = ll_max > 0 ? std::min(ll_max, 0.5 * bw) : 0.5 * bw;
+    consider(CollectiveAlgo::kRing, lat + bytes * factor / pbw);
+  }
+  if (op != Collective::kAllReduce) return best;
   if (N > 1) {
-    // Double binary tree (tuning.cc): latency 2·((n/N − 1)·intraLat + log2(N)·interLat);
-    // algorithm bandwidth 0.5 × 0.92 × bus bandwidth, i.e. time 2·S / (0.92·busbw).
-    const double tree_lat = 2.0 * ((double(n) / N - 1.0) * l.nvlink_latency_s +
-                                   std::log2(double(N)) * l.network_latency_s);
-    consider(CollectiveAlgo::kTree, tree_lat + 2.0 * bytes / (kTreeBwFactor * bw));
+    // Double binary tree (tuning.cc), each protocol: latency base + 2·((n/N − 1)·intraLat +
+    // log2(N)·interLat); bus bandwidth 0.92 × the graph's, /3.8 more for LL (capped), then
+    // NCCL's size correction; algorithm bandwidth half the bus bandwidth, i.e. time 2·S / busbw.
+    for (const Proto p : {Proto::kLL, Proto::kSimple}) {
+      const ProtoLatency& c = kProtoLatency[static_cast<int>(p)];
+      const double lat =
+          c.base_tree_us * 1e-6 + 2.0 * ((double(n) / N - 1.0) * c.nvl_tree_us * 1e-6 * nvl_scale +
+                                         std::log2(double(N)) * c.net_tree_us * 1e-6 * net_scale);
+      double tbw = kTreeBwFactor * bw;
+      if (p == Proto::kLL) tbw = std::min(tbw / 3.8, ll_max);
+      tbw *= tree_correction(p, bytes);
+      consider(CollectiveAlgo::kTree, lat + 2.0 * bytes / tbw);
+    }
     if (l.fabric.sharp) {
       // CollNet Direct (tuning.cc): the k GPUs of a domain reduce-scatter over NVLink, each
       // sends its S/k shard into the switches once and gets the reduced shard back, then

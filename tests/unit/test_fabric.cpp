@@ -33,17 +33,20 @@ TEST(Fabric, RingAllReduceClosedFormAcrossNodes) {
   const double S = 4e9;
   const CollectiveChoice ch = choose_collective(Collective::kAllReduce, S, g, l);
   EXPECT_EQ(ch.algo, CollectiveAlgo::kRing);
-  EXPECT_NEAR(ch.time_s, 2.0 * 7 / 8 * S / 50e9 + 2.0 * 7 * 14e-6, 1e-12);
+  // NCCL's Simple ring: base latency 8.4 µs and 2(n−1) network hops (tuning.cc).
+  EXPECT_NEAR(ch.time_s, 2.0 * 7 / 8 * S / 50e9 + 8.4e-6 + 2.0 * 7 * 14e-6, 1e-12);
 }
 
 TEST(Fabric, TreeWinsSmallMessagesAtScaleWithLogLatency) {
   // 512 nodes: ring latency 2·511·α against the tree's 2·log2(512)·α (NCCL tuning.cc).
   const Links l = effective_links(plain_cluster());
   const GroupShape g = group_shape(512, 8, 8);
-  const double S = 1e6;
+  // 16 MB (log2(16 MB / 64) = 18): the Simple tree, base 8.4 µs + 2·log2(512)·14 µs, its
+  // bandwidth 0.92 × NCCL's size correction 0.7 for that size (tuning.cc treeCorrectionFactor).
+  const double S = 16.0 * 1024 * 1024;
   const CollectiveChoice ch = choose_collective(Collective::kAllReduce, S, g, l);
   EXPECT_EQ(ch.algo, CollectiveAlgo::kTree);
-  EXPECT_NEAR(ch.time_s, 2.0 * 9 * 14e-6 + 2.0 * S / (0.92 * 50e9), 1e-12);
+  EXPECT_NEAR(ch.time_s, 8.4e-6 + 2.0 * 9 * 14e-6 + 2.0 * S / (0.92 * 0.7 * 50e9), 1e-12);
   // Large messages: the ring's bandwidth term (2(n−1)/n against 2/0.92) wins.
   EXPECT_EQ(choose_collective(Collective::kAllReduce, 8e9, g, l).algo, CollectiveAlgo::kRing);
   // Reduce-scatter has no tree in NCCL: always the ring.
@@ -130,7 +133,7 @@ TEST(Fabric, TaperIsPaidOnlyByTrafficThatCrossesLeaves) {
   EXPECT_DOUBLE_EQ(bus_bandwidth(s, l), 0.5 * 50e9);
   const double S = 4e9;
   EXPECT_NEAR(collective_time(Collective::kAllGather, S, s, l),
-              15.0 * 14e-6 + 15.0 / 16 * S / (0.5 * 50e9), 1e-12);
+              8.4e-6 + 15.0 * 14e-6 + 15.0 / 16 * S / (0.5 * 50e9), 1e-12);
   // Without adaptive routing the same crossing also suffers ECMP collisions.
   c.adaptive_routing = false;
   const Links e = effective_links(c);
@@ -219,4 +222,53 @@ TEST(Fabric, AllToAllAcrossLeavesPaysTheSpine) {
 }
 
 }  // namespace
+TEST(Fabric, TinyAllReduceTakesNcclLowLatencyProtocol) {
+  // A 64-byte all-reduce over 64 nodes of 8 (an FP8 amax reduction): NCCL's LL tree, base
+  // 6.8 µs + 2·((8 − 1)·0.6·(3/3.4) + log2(64)·5.0) µs (the NVLink hop scaled by the cluster's
+  // 3 µs against NCCL's 3.4), its bandwidth 0.92/3.8 of the bus bandwidth, capped at 20.4 GB/s
+  // beyond two nodes (tuning.cc llMaxBws).
+  const Links l = effective_links(plain_cluster());
+  const GroupShape g = group_shape(512, 1, 8);
+  ASSERT_EQ(g.domains, 64);
+  const double S = 64;
+  const CollectiveChoice ch = choose_collective(Collective::kAllReduce, S, g, l);
+  EXPECT_EQ(ch.algo, CollectiveAlgo::kTree);
+  const double bus = std::min(0.8 * 450e9, 8 * 50e9);
+  const double lat = 6.8e-6 + 2.0 * (7 * 0.6e-6 * 3.0 / 3.4 + 6 * 5.0e-6);
+  EXPECT_NEAR(ch.time_s, lat + 2.0 * S / std::min(0.92 * bus / 3.8, 20.4e9), 1e-12);
+  // The Simple tree would take 8.4 + 2·(7·4.0·3/3.4 + 6·14) µs: three times as long.
+  EXPECT_LT(3.0 * ch.time_s, 8.4e-6 + 2.0 * (7 * 4.0e-6 * 3.0 / 3.4 + 6 * 14e-6));
+  // Inside one node a tiny all-reduce takes the LL ring: 6.6 µs + 14 hops of 0.6·3/3.4 µs.
+  const GroupShape node = group_shape(8, 1, 8);
+  EXPECT_NEAR(collective_time(Collective::kAllReduce, S, node, l),
+              6.6e-6 + 14 * 0.6e-6 * 3.0 / 3.4 + S * 14.0 / 8 / (0.5 * 0.8 * 450e9), 1e-12);
+}
+
+TEST(Fabric, CollectiveTimeNeverAboveTheSimpleRingNorBelowTheWire) {
+  // Property: NCCL's choice is a minimum over algorithms and protocols that includes the Simple
+  // ring, so it never exceeds the Simple ring's closed form, and no protocol beats the wire
+  // (bytes × bus factor / bus bandwidth).
+  const Links l = effective_links(plain_cluster());
+  for (const int nodes : {1, 2, 4, 16, 128}) {
+    for (const int stride : {1, 8}) {
+      const GroupShape g = group_shape(nodes * (stride == 1 ? 8 : 1), stride, 8);
+      if (g.size < 2) continue;
+      const int n = g.size, N = g.domains;
+      const double bw = bus_bandwidth(g, l);
+      for (const Collective op : {Collective::kAllReduce, Collective::kAllGather}) {
+        const bool ar = op == Collective::kAllReduce;
+        const double steps = ar ? 2.0 * (n - 1) : n - 1.0, inter = ar ? 2.0 * (N - 1) : N - 1.0;
+        const double factor = ar ? 2.0 * (n - 1) / n : double(n - 1) / n;
+        for (double S = 64; S < 1e10; S *= 1.37) {
+          const double simple_ring =
+              8.4e-6 + (steps - inter) * 3e-6 + inter * 14e-6 + S * factor / bw;
+          const double t = collective_time(op, S, g, l);
+          EXPECT_LE(t, simple_ring * (1 + 1e-12)) << n << " ranks, " << S << " B";
+          EXPECT_GT(t, S * factor / bw) << n << " ranks, " << S << " B";  // the wire bound
+        }
+      }
+    }
+  }
+}
+
 }  // namespace ppsearch
