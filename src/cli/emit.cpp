@@ -490,6 +490,12 @@ LaunchConfig megatron(const Problem& p, const ResultRow& r,
     b.flag("--fp8-format", p.training.fp8_recipe == Fp8Recipe::kMxfp8 ? "e4m3" : "hybrid");
     b.flag("--fp8-recipe", kRecipe[static_cast<int>(p.training.fp8_recipe)]);
     if (p.training.fp8_param_gather) b.flag("--fp8-param-gather");
+    // TransformerConfig.tp_only_amax_red: arguments.py @d98e8a64 lists it among the fields with
+    // no command-line flag.
+    if (p.training.tp_only_amax_red && p.training.fp8_recipe == Fp8Recipe::kDelayed)
+      b.approx(
+          "training.tp_only_amax_red is modelled; Megatron-LM has no flag for "
+          "tp_only_amax_red (set it in the model config): the amax reductions span DP too");
     // FP8 core attention (training.fp8_attention): TransformerConfig.fp8_dot_product_attention,
     // which arguments.py @d98e8a64 lists among the fields with no command-line flag.
     if (fp8_attention_speedup(p.training, p.gpu) != 1.0)
@@ -640,6 +646,8 @@ LaunchConfig nemo(const Problem& p, const ResultRow& r, const std::vector<std::p
     if (p.training.fp8_param_gather) {
       b.approx("training.fp8_param_gather: set mixed_precision.fp8_param_gather = true");
     }
+    if (p.training.tp_only_amax_red && p.training.fp8_recipe == Fp8Recipe::kDelayed)
+      b.flag("model.tp_only_amax_red", "true");  // a TransformerConfig field of the provider
   }
   b.flag("model.tensor_model_parallel_size", std::to_string(r.tp));
   b.flag("model.pipeline_model_parallel_size", std::to_string(r.pp));

@@ -90,6 +90,19 @@ GroupLayout dp_cp_layout(const Candidate& c) {
   return g;
 }
 
+GroupLayout tp_cp_dp_layout(const Candidate& c) {
+  const GroupStrides s = group_strides(c);
+  GroupLayout g;
+  if (c.placement == Placement::kTpCpDpPp) {  // TP, CP, DP innermost: consecutive ranks
+    g.inner_size = c.tp * c.cp * c.dp;
+    return g;
+  }
+  g.inner_size = c.tp * c.cp;  // TP, CP consecutive; DP outside PP
+  g.outer_size = c.dp;
+  g.outer_stride = s.dp;
+  return g;
+}
+
 int placements_searched(const ClusterSpec& c, int gpus, int pp, int dp) {
   if (pp <= 1 || dp <= 1) return 1;
   const Fabric f = fabric_of(c);

@@ -16,7 +16,10 @@
 //   - a linear layer saves its FP8 input (and not the bf16 one) for the wgrad GEMM.
 #include "ppsearch/cost/precision.hpp"
 
+#include <algorithm>
 #include <cstdio>
+
+#include "ppsearch/cost/fabric.hpp"
 
 namespace ppsearch {
 
@@ -78,6 +81,31 @@ PrecisionPlan precision_plan(const TrainingSpec& t, const GpuSpec& g) {
   if (t.tp_fp8_reduce_scatter && t.tp_comm_overlap && t.fp8_recipe == Fp8Recipe::kDelayed)
     p.fwd_reduce_scatter_bytes_per_element = 1.0;
   return p;
+}
+
+AmaxReduction amax_reduction_time(const Problem& pb, const Candidate& c, const Links& l,
+                                  double layers) {
+  AmaxReduction r;
+  const TrainingSpec& t = pb.training;
+  if (t.precision != "fp8" || pb.gpu.peak_fp8_flop_per_s <= 0 ||
+      t.fp8_recipe != Fp8Recipe::kDelayed || layers <= 0)
+    return r;
+  // Megatron-Core fp8_utils.get_fp8_context / transformer_block.py (core_v0.9.0 and d98e8a64):
+  // fp8_group = get_amax_reduction_group(with_context_parallel=True) = the TP×DP×CP group.
+  // Transformer Engine v1.12 fp8.py: fp8_autocast_exit -> reduce_and_update_fp8_tensors(forward)
+  // -> torch.distributed.all_reduce(contiguous_amax, op=MAX, group, async_op=False); the module
+  // whose forward ran first reduces the backward amaxes at the end of its backward
+  // (module/linear.py, layernorm_linear.py, layernorm_mlp.py: reduce_and_update_bwd_fp8_tensors).
+  // tp_only_amax_red: parallel_state's _TENSOR_AND_CONTEXT_PARALLEL_GROUP, TP and CP consecutive
+  // ranks under either placement.
+  GroupLayout layout = tp_cp_dp_layout(c);
+  if (t.tp_only_amax_red) layout = GroupLayout{c.tp * c.cp, 1, 1, 0};
+  const GroupShape g = group_shape(layout, l.fabric);
+  if (g.size <= 1) return r;
+  constexpr double kAmaxBytes = 4.0, kGemms = 4.0;  // fp32 amax; QKV, proj, FC1, FC2
+  r.fwd_s = collective_time(Collective::kAllReduce, kAmaxBytes * 3 * kGemms * layers, g, l);
+  r.bwd_s = collective_time(Collective::kAllReduce, kAmaxBytes * 2 * kGemms * layers, g, l);
+  return r;
 }
 
 std::string mfu_basis(const Problem& pb) {

@@ -12,6 +12,7 @@
 #include "ppsearch/cost/moe.hpp"
 #include "ppsearch/cost/mtp.hpp"
 #include "ppsearch/cost/optimizer_step.hpp"
+#include "ppsearch/cost/precision.hpp"
 #include "ppsearch/partition/partition.hpp"
 #include "ppsearch/partition/relaxed_memo.hpp"
 #include "ppsearch/schedule/pipeline_schedule.hpp"
@@ -87,6 +88,9 @@ struct Evaluator::Impl {
   // Step time (docs/step-time.md): ZeRO-2/3 last reduce-scatter, forward per micro-batch, and
   // the ZeRO-2/3 charges inside the micro-batches (per step).
   std::vector<double> dev_last_rs, dev_fwd, dev_dp_inline;
+  // FP8 delayed scaling's amax all-reduces per virtual stage with layers, per micro-batch
+  // (cost/precision.hpp amax_reduction_time); 0 otherwise.
+  AmaxReduction amax;
   // Interleaved chain choice: what place() left for the best chain so far, swapped out so that
   // the winner need not be placed and simulated again (docs/performance.md "Chain choice
   // speed"). Every vector that place() writes must be listed in swap_placed().
@@ -277,6 +281,7 @@ void fill_breakdown(Evaluator::Impl& I, const ChainCosts& cc, const std::vector<
   b.cp_total_s.assign(P, 0.0);
   b.p2p_s.assign(P, 0.0);
   b.fsdp_passes_s.assign(P, 0.0);
+  b.amax_s.assign(P, 0.0);
   for (int s = 0; s < S; ++s) {
     const int d = stage_device(I.sched.kind, P, s);
     for (int i = bounds[s]; i < bounds[s + 1]; ++i) {
@@ -288,6 +293,12 @@ void fill_breakdown(Evaluator::Impl& I, const ChainCosts& cc, const std::vector<
     }
     if (s + 1 < S) b.p2p_s[d] += I.hop_s[s];  // activation to vs+1
     if (s > 0) b.p2p_s[d] += I.hop_s[s - 1];  // input gradient back to vs−1
+    if (std::min<long long>(bounds[s + 1], n_items - 1) > std::max<long long>(bounds[s], 1)) {
+      // DualPipe: the stage runs half of the micro-batches on d and half mirrored on P−1−s.
+      const double a = I.amax.fwd_s + I.amax.bwd_s;
+      b.amax_s[d] += dual ? 0.5 * a : a;
+      if (dual) b.amax_s[P - 1 - s] += 0.5 * a;
+    }
   }
   b.busy_s = I.sim.busy_s;
   b.grad_end_s = I.sim.last_grad_end_s;
@@ -484,6 +495,10 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
     if (ra == rb) continue;
     I.hop_s[vs] = p2p_time(cc.boundary_bytes, ra, rb, c.gpus, I.links);
   }
+  // FP8 delayed scaling: one amax all-reduce after each chunk's forward and one after its
+  // backward, over the stage's TP×CP×DP ranks (docs/precision.md "Amax reductions"); the message
+  // is sized for the mean chunk (latency-bound).
+  I.amax = amax_reduction_time(pb, c, I.links, double(pb.model.layers) / std::max(1, S));
   // Interleaved schedules with the stack's p2p overlap send and receive asynchronously
   // (Megatron overlap_p2p_comm); otherwise cluster.p2p says (docs/step-time.md).
   const bool blocking = pb.cluster.p2p_blocking &&
@@ -797,6 +812,11 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         const double hops = (s + 1 < S ? I.hop_s[s] : 0.0) + (s > 0 ? I.hop_s[s - 1] : 0.0);
         si.fwd_s[s] += rho * hops;
         si.bwd_s[s] += rho * hops;
+      }
+      if (I.amax.fwd_s > 0 && std::min<long long>(bounds[s + 1], n_items - 1) >
+                                  std::max<long long>(bounds[s], 1)) {  // a stage with layers
+        si.fwd_s[s] += I.amax.fwd_s;
+        si.bwd_s[s] += I.amax.bwd_s;
       }
       I.dev_fwd[d] += si.fwd_s[s];
       if (shard_grads || shard_params) {

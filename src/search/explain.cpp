@@ -228,6 +228,9 @@ std::string format_explain(const Problem& problem, const Candidate& c, const Exp
   if (!blocking && P > 1 && c.schedule != Schedule::kDualPipe)
     o += "; other includes p2p kernel contention " +
          secs(2.0 * problem.gpu.comm_contention * b.p2p_s[slow]) + " per micro-batch";
+  if (slow < static_cast<int>(b.amax_s.size()) && b.amax_s[slow] > 0)
+    o += "; other includes FP8 amax all-reduces (delayed scaling) " + secs(b.amax_s[slow]) +
+         " per micro-batch";
   // FSDP's gradient passes (training.fsdp_impl; docs/step-time.md "FSDP's gradient passes and
   // early-stopping recomputation") are charged inside the compute.
   if (slow < static_cast<int>(b.fsdp_passes_s.size()) && b.fsdp_passes_s[slow] > 0)

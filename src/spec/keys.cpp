@@ -427,6 +427,10 @@ std::vector<KeyDef> build_table() {
                        "out-projection's and FC2's forward reduce-scatters move FP8 (Transformer "
                        "Engine Userbuffers fp8_buf on proj_fprop and fc2_fprop); no effect "
                        "otherwise; docs/precision.md"));
+  t.push_back(bool_key("training.tp_only_amax_red", PPSEARCH_REF(bool, training.tp_only_amax_red),
+                       "with fp8 delayed scaling: each chunk's amax all-reduces span the TP x CP "
+                       "ranks only instead of TP x CP x DP (Megatron-Core "
+                       "TransformerConfig.tp_only_amax_red); docs/precision.md"));
   // Mixture of experts (docs/moe.md).
   t.push_back(within(float_key("training.moe_load_imbalance",
                                PPSEARCH_REF(double, training.moe_load_imbalance), kNoUnit, 1, false,

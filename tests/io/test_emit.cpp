@@ -307,6 +307,31 @@ TEST(Emit, Fp8ReduceScatterIsSaidWhereItWasCosted) {
   }
 }
 
+// training.tp_only_amax_red (docs/precision.md "Amax reductions"): NeMo / Megatron-Bridge take the
+// TransformerConfig field as an override; Megatron-LM has no flag for it, so the launch says so.
+// Only delayed scaling reduces amaxes across ranks: elsewhere nothing is said.
+TEST(Emit, TpOnlyAmaxReductionIsLaunchedOrSaid) {
+  Problem p = llama70b();
+  p.training.precision = "fp8";
+  p.training.fp8_recipe = Fp8Recipe::kDelayed;
+  const auto sp = row(8, 1, 1, 16, 1, 1, Schedule::k1F1B, Recompute::kNone, 1, 1);
+  for (LaunchFormat f : {LaunchFormat::kMegatron, LaunchFormat::kNemo}) {
+    EXPECT_FALSE(has(emit_launch_config(f, p, sp, {{0, 81}}), "tp_only_amax_red"));
+  }
+  Problem q = p;
+  q.training.tp_only_amax_red = true;
+  const LaunchConfig nemo = emit_launch_config(LaunchFormat::kNemo, q, sp, {{0, 81}});
+  EXPECT_TRUE(has(nemo, "model.tp_only_amax_red")) << nemo.text;
+  const LaunchConfig mlm = emit_launch_config(LaunchFormat::kMegatron, q, sp, {{0, 81}});
+  EXPECT_TRUE(has(mlm, "approximated: training.tp_only_amax_red")) << mlm.text;
+  EXPECT_TRUE(mlm.approximated);
+  Problem c = q;
+  c.training.fp8_recipe = Fp8Recipe::kCurrent;
+  for (LaunchFormat f : {LaunchFormat::kMegatron, LaunchFormat::kNemo}) {
+    EXPECT_FALSE(has(emit_launch_config(f, c, sp, {{0, 81}}), "tp_only_amax_red"));
+  }
+}
+
 // training.tp_symm_mem (docs/step-time.md "Async TP's own passes"): a TP overlap costed as the
 // other framework's kind is launched as an approximation that says which way the time moves;
 // costed as the framework's own kind, nothing is said.

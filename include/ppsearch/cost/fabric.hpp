@@ -50,6 +50,9 @@ struct GroupStrides {
 GroupStrides group_strides(const Candidate&);
 // The DP×CP group (gradient reduction, ZeRO sharding) under the candidate's placement.
 GroupLayout dp_cp_layout(const Candidate&);
+// The TP×CP×DP group (every rank of one pipeline stage: Megatron-Core's
+// _TENSOR_AND_DATA_PARALLEL_GROUP_WITH_CP, the FP8 amax reduction group) under the placement.
+GroupLayout tp_cp_dp_layout(const Candidate&);
 
 // How many placements the search tries for this shape: 2 (tp-cp-dp-pp and tp-cp-pp-dp)
 // when the job spans leaves of a fabric whose spine costs something (oversubscription > 1

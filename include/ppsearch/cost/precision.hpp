@@ -3,7 +3,9 @@
 
 #include <string>
 
+#include "ppsearch/cost/comm.hpp"
 #include "ppsearch/cost/gemm.hpp"
+#include "ppsearch/search/candidate.hpp"
 #include "ppsearch/spec/specs.hpp"
 
 namespace ppsearch {
@@ -54,6 +56,20 @@ struct PrecisionPlan {
 };
 
 PrecisionPlan precision_plan(const TrainingSpec&, const GpuSpec&);
+
+// FP8 delayed scaling's amax reductions (docs/precision.md "Amax reductions"). Megatron-Core
+// wraps each model chunk's TransformerBlock forward in one Transformer Engine fp8_autocast over
+// the TP×CP×DP group; on leaving it TE all-reduces (MAX, synchronously) the amaxes of the chunk's
+// forward FP8 tensors, and the backward of the chunk's first FP8 module reduces the backward ones.
+// Per micro-batch, each virtual stage that holds transformer layers therefore waits for one
+// small all-reduce after its forward and one after its backward. Current scaling and MXFP8
+// compute their scales locally and reduce nothing across ranks. `layers` is the chunk's layer
+// count (the message: 4 bytes per FP8 tensor, 3 per linear GEMM forward, 2 backward, 4 GEMMs a
+// layer; latency-bound at any size). Both 0 unless the precision is fp8 with delayed scaling.
+struct AmaxReduction {
+  double fwd_s = 0, bwd_s = 0;
+};
+AmaxReduction amax_reduction_time(const Problem&, const Candidate&, const Links&, double layers);
 
 // One line for the results' mfu_basis attribute: MFU is model FLOPs against the dense BF16
 // peak (gpu.peak_tflops) in every precision, as the frameworks report it; and the precision.

@@ -58,6 +58,9 @@ struct EvalBreakdown {
   std::vector<double> p2p_s;  // transfer time of the rank's outgoing activations and gradients
   // FSDP's gradient passes (training.fsdp_impl), inside compute_s; 0 where not charged.
   std::vector<double> fsdp_passes_s;
+  // FP8 delayed scaling's amax all-reduces (docs/precision.md "Amax reductions"), outside
+  // compute_s; 0 where not charged.
+  std::vector<double> amax_s;
   // Per step:
   std::vector<double> busy_s;         // schedule busy time
   std::vector<double> grad_end_s;     // end of the rank's last backward op

@@ -116,6 +116,9 @@ struct TrainingSpec {
   // of the out-projection and FC2 writes FP8 and the reduce-scatter moves one byte an element
   // (docs/precision.md "FP8 reduce-scatters of the forward").
   bool tp_fp8_reduce_scatter = false;
+  // FP8 delayed scaling's amax reduction over the TP×CP group only instead of TP×CP×DP
+  // (Megatron-Core TransformerConfig.tp_only_amax_red; docs/precision.md "Amax reductions").
+  bool tp_only_amax_red = false;
   // Mixture of experts (docs/moe.md).
   double moe_load_imbalance = 1.0;  // tokens on the busiest expert rank / the mean (1 = balanced)
   double moe_a2a_overlap = 0.0;     // fraction of the dispatch/combine all-to-all hidden
