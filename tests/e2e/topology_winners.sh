@@ -35,29 +35,29 @@ time_is() {
 best ib --gpus 1024 --model llama3-405b --cluster h100-8gpu-ndr
 best roce --gpus 1024 --model llama3-405b --cluster h100-roce-ecmp
 differ ib roce "InfiniBand vs RoCE ECMP, llama3-405b, 1024 GPUs"
-time_is ib 75.302
-time_is roce 75.415
+time_is ib 75.460
+time_is roce 75.574
 
 # Rail-optimised against top-of-rack leaves (both RoCE ECMP) at 512 GPUs.
 best rail --gpus 512 --cluster h100-roce-ecmp
 best tor --gpus 512 --cluster h100-roce-tor
 differ rail tor "rail-optimised vs not, llama3-70b, 512 GPUs"
-time_is rail 3.791
-time_is tor 3.834
+time_is rail 3.810
+time_is tor 3.853
 
 # A 2:1 taper against a 1:1 spine (both InfiniBand, top-of-rack leaves) at 512 GPUs.
 best flat --gpus 512 --cluster h100-8gpu-ndr --set cluster.rail_optimized=false
 best taper --gpus 512 --cluster h100-ndr-tor-2to1
 differ flat taper "1:1 vs 2:1 taper, llama3-70b, 512 GPUs"
-time_is flat 3.769
-time_is taper 3.782
+time_is flat 3.788
+time_is taper 3.795
 
 # 72-GPU against 8-GPU NVLink domains (GB200, otherwise the same) at 576 GPUs.
 best nvl72 --gpus 576 --model gpt3-175b --cluster gb200-nvl72
 best nvl8 --gpus 576 --model gpt3-175b --cluster gb200-nvl72 --set cluster.nvlink_domain_size=8
 differ nvl72 nvl8 "NVL72 vs 8-GPU NVLink domains, gpt3-175b, 576 GPUs"
-time_is nvl72 5.303
-time_is nvl8 5.808
+time_is nvl72 5.309
+time_is nvl8 5.818
 
 # The placement is searched only on a costly spine, and reported per row.
 "$PY" - roce.csv ib.csv <<'PY' && ok "placement searched on RoCE ECMP only" || bad "placement"
