@@ -221,7 +221,6 @@ TEST(Fabric, AllToAllAcrossLeavesPaysTheSpine) {
   EXPECT_NEAR(all_to_all_leaf_share(128, 1, effective_links(c)), ecmp_efficiency(24, 16), 1e-12);
 }
 
-}  // namespace
 TEST(Fabric, TinyAllReduceTakesNcclLowLatencyProtocol) {
   // A 64-byte all-reduce over 64 nodes of 8 (an FP8 amax reduction): NCCL's LL tree, base
   // 6.8 µs + 2·((8 − 1)·0.6·(3/3.4) + log2(64)·5.0) µs (the NVLink hop scaled by the cluster's
@@ -271,4 +270,5 @@ TEST(Fabric, CollectiveTimeNeverAboveTheSimpleRingNorBelowTheWire) {
   }
 }
 
+}  // namespace
 }  // namespace ppsearch
