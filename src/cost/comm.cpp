@@ -18,23 +18,26 @@ constexpr double kCollNetArityLatencyS = 0.4e-6;
 constexpr double kCollNetBwFactor = 0.85;
 
 // NCCL's protocols for ring and tree (docs/algorithms.md §5.3, tuning.cc @5067397c): LL (8-byte
-// stores that carry a flag: the lowest latency, half the bandwidth or less) and Simple. Per
-// protocol: the base latency of the ring and of the tree, and the per-hop hardware latency of
-// an NVLink and of a network hop in each, in µs (tuning.cc baseLatencies, hwLatencies). The
-// cluster's nvlink_latency_us and network_latency_us are the Simple ring's hop latencies (3.4
-// and 14 in the presets); LL's hops scale with them by NCCL's ratios. LL128 (base 14 µs, hops
-// 1.9 / 4.0, 0.92 of the bandwidth) is not costed: with it the 512-GPU FSDP rows, whose
-// per-layer gathers it would speed up, move further from their measurements (docs/topology.md
-// "NCCL's protocols").
-enum class Proto { kLL, kSimple };
+// stores that carry a flag: the lowest latency, half the bandwidth or less), LL128 (128-byte
+// lines, 120 bytes of them payload) and Simple. Per protocol: the base latency of the ring and of
+// the tree, and the per-hop hardware latency of an NVLink and of a network hop in each, in µs
+// (tuning.cc baseLatencies, hwLatencies). The cluster's nvlink_latency_us and network_latency_us
+// are the Simple ring's hop latencies (3.4 and 14 in the presets); the other protocols' hops
+// scale with them by NCCL's ratios. LL128 is costed inside one NVLink domain only: NCCL enables
+// it over NVLink on every generation, but across nodes only where the NIC shares the GPU's PCIe
+// switch (or through PXN on Hopper and later), which the engine does not know, and costed there
+// it moves the 512-GPU FSDP rows further from their measurements (docs/topology.md "NCCL's
+// protocols").
+enum class Proto { kLL, kLL128, kSimple };
 struct ProtoLatency {
   double base_ring_us, base_tree_us;
   double nvl_ring_us, nvl_tree_us;
   double net_ring_us, net_tree_us;
 };
-constexpr ProtoLatency kProtoLatency[2] = {
-    {6.6, 6.8, 0.6, 0.6, 2.7, 5.0},    // LL
-    {8.4, 8.4, 3.4, 4.0, 14.0, 14.0},  // Simple
+constexpr ProtoLatency kProtoLatency[3] = {
+    {6.6, 6.8, 0.6, 0.6, 2.7, 5.0},     // LL
+    {14.0, 14.0, 1.9, 1.25, 4.0, 8.5},  // LL128
+    {8.4, 8.4, 3.4, 4.0, 14.0, 14.0},   // Simple
 };
 constexpr double kSimpleNvlRingUs = 3.4, kSimpleNetRingUs = 14.0;
 // Inter-node rings pay at least the network proxy's overhead per step: 1 µs (x86 Intel and
@@ -45,11 +48,13 @@ constexpr double kNetOverheadUs = 1.0;
 // (87.7 Ampere, 141 Hopper, 282 Blackwell); it is not applied, as LL's half bandwidth is near it.
 constexpr double kLLMaxBwTwoNodes = 39.0e9, kLLMaxBwManyNodes = 20.4e9;
 // Tree all-reduce bandwidth corrections by message size (tuning.cc treeCorrectionFactor,
-// powers of two from 64 B to 256 MB, index log2(bytes / 64)), LL and Simple.
+// powers of two from 64 B to 256 MB, index log2(bytes / 64)), per protocol (LL128's row unused:
+// the tree runs across domains, where LL128 is not costed).
 // clang-format off
-constexpr double kTreeCorrection[2][23] = {
-    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
-    { .9,  .9,  .9,  .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7,  .7,  .8,  .9,  .9},
+constexpr double kTreeCorrection[3][23] = {
+    {1.0, 1.0, 1.0, 1.0,  .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9,  .9,  .9, 1.0, 1.0},
+    { .9,  .9,  .9,  .9,  .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7,  .7,  .8,  .9,  .9},
 };
 // clang-format on
 
@@ -173,9 +178,10 @@ CollectiveChoice choose_collective(Collective op, double bytes, const GroupShape
   };
   // Ring, each protocol (tuning.cc): latency base + (nsteps − nInter)·intraLat +
   // nInter·interLat, where an inter-node ring's intra steps pay at least the proxy overhead;
-  // bus bandwidth × 0.5 (LL, capped) or × 1 (Simple).
+  // bus bandwidth × 0.5 (LL, capped), × 0.92 (LL128, one domain only) or × 1 (Simple).
   best.time_s = std::numeric_limits<double>::infinity();
-  for (const Proto p : {Proto::kLL, Proto::kSimple}) {
+  for (const Proto p : {Proto::kLL, Proto::kLL128, Proto::kSimple}) {
+    if (p == Proto::kLL128 && N > 1) continue;
     const ProtoLatency& c = kProtoLatency[static_cast<int>(p)];
     double intra = c.nvl_ring_us * 1e-6 * nvl_scale;
     if (N > 1) intra = std::max(intra, kNetOverheadUs * (p == Proto::kSimple ? 3.0 : 1.0) * 1e-6);
@@ -183,6 +189,7 @@ CollectiveChoice choose_collective(Collective op, double bytes, const GroupShape
     const double lat = c.base_ring_us * 1e-6 + (nsteps - ninter) * intra + ninter * inter;
     double pbw = bw;
     if (p == Proto::kLL) pbw = ll_max > 0 ? std::min(ll_max, 0.5 * bw) : 0.5 * bw;
+    if (p == Proto::kLL128) pbw = 0.92 * bw;
     consider(CollectiveAlgo::kRing, lat + bytes * factor / pbw);
   }
   if (op != Collective::kAllReduce) return best;

@@ -243,6 +243,29 @@ TEST(Fabric, TinyAllReduceTakesNcclLowLatencyProtocol) {
               6.6e-6 + 14 * 0.6e-6 * 3.0 / 3.4 + S * 14.0 / 8 / (0.5 * 0.8 * 450e9), 1e-12);
 }
 
+TEST(Fabric, Ll128InsideOneDomainOnly) {
+  // 16 MB over 8 GPUs of one domain: NCCL's LL128 ring, base 14 µs + 14 hops of 1.9·(3/3.4) µs,
+  // 0.92 of the bus bandwidth, beats Simple's 8.4 + 14·3 µs at full bandwidth and LL's half.
+  const Links l = effective_links(plain_cluster());
+  const double S = 16.0 * 1024 * 1024, bw = 0.8 * 450e9;
+  const GroupShape node = group_shape(8, 1, 8);
+  const double ll128 = 14e-6 + 14 * 1.9e-6 * 3.0 / 3.4 + S * 14.0 / 8 / (0.92 * bw);
+  const double simple = 8.4e-6 + 14 * 3e-6 + S * 14.0 / 8 / bw;
+  ASSERT_LT(ll128, simple);
+  EXPECT_NEAR(collective_time(Collective::kAllReduce, S, node, l), ll128, 1e-12);
+  EXPECT_NEAR(collective_time(Collective::kAllGather, S, node, l),
+              14e-6 + 7 * 1.9e-6 * 3.0 / 3.4 + S * 7.0 / 8 / (0.92 * bw), 1e-12);
+  // Across two domains LL128 is not costed: the Simple ring or tree (tree size correction 0.7
+  // at 16 MB), whichever is faster; LL's 39 GB/s cap rules it out at this size.
+  const GroupShape two = group_shape(16, 1, 8);
+  ASSERT_EQ(two.domains, 2);
+  const double bus = std::min(bw, 8 * 50e9);
+  const double ring = 8.4e-6 + 28 * 3e-6 + 2 * 14e-6 + S * 30.0 / 16 / bus;
+  const double tree =
+      8.4e-6 + 2.0 * (7 * 4.0e-6 * 3.0 / 3.4 + 14e-6) + 2.0 * S / (0.92 * 0.7 * bus);
+  EXPECT_NEAR(collective_time(Collective::kAllReduce, S, two, l), std::min(ring, tree), 1e-12);
+}
+
 TEST(Fabric, CollectiveTimeNeverAboveTheSimpleRingNorBelowTheWire) {
   // Property: NCCL's choice is a minimum over algorithms and protocols that includes the Simple
   // ring, so it never exceeds the Simple ring's closed form, and no protocol beats the wire
