@@ -16,7 +16,6 @@
 //   - a linear layer saves its FP8 input (and not the bf16 one) for the wgrad GEMM.
 #include "ppsearch/cost/precision.hpp"
 
-#include <algorithm>
 #include <cstdio>
 
 #include "ppsearch/cost/fabric.hpp"

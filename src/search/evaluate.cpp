@@ -254,6 +254,13 @@ int item_kind(long long i, long long n_items, long long n_dense) {
   return i == 0 ? 0 : (i == n_items - 1 ? 2 : (i <= n_dense ? 1 : 3));
 }
 
+// Whether virtual stage s (items bounds[s] .. bounds[s+1]−1) holds a transformer layer (items
+// 1..n_items−2): a stage of the embedding or the output layer alone has no FP8 module and pays
+// no amax reduction (docs/precision.md "Amax reductions").
+bool stage_has_layers(const std::vector<int>& bounds, int s, long long n_items) {
+  return std::min<long long>(bounds[s + 1], n_items - 1) > std::max<long long>(bounds[s], 1);
+}
+
 // Copies what lies behind a feasible evaluation into I.bd (EvalOptions::want_breakdown only;
 // never on the search's path).
 void fill_breakdown(Evaluator::Impl& I, const ChainCosts& cc, const std::vector<int>& bounds,
@@ -293,7 +300,7 @@ void fill_breakdown(Evaluator::Impl& I, const ChainCosts& cc, const std::vector<
     }
     if (s + 1 < S) b.p2p_s[d] += I.hop_s[s];  // activation to vs+1
     if (s > 0) b.p2p_s[d] += I.hop_s[s - 1];  // input gradient back to vs−1
-    if (std::min<long long>(bounds[s + 1], n_items - 1) > std::max<long long>(bounds[s], 1)) {
+    if (stage_has_layers(bounds, s, n_items)) {
       // DualPipe: the stage runs half of the micro-batches on d and half mirrored on P−1−s.
       const double a = I.amax.fwd_s + I.amax.bwd_s;
       b.amax_s[d] += dual ? 0.5 * a : a;
@@ -813,8 +820,7 @@ void Evaluator::evaluate(const Candidate& c, Evaluation* out) {
         si.fwd_s[s] += rho * hops;
         si.bwd_s[s] += rho * hops;
       }
-      if (I.amax.fwd_s > 0 && std::min<long long>(bounds[s + 1], n_items - 1) >
-                                  std::max<long long>(bounds[s], 1)) {  // a stage with layers
+      if (I.amax.fwd_s > 0 && stage_has_layers(bounds, s, n_items)) {
         si.fwd_s[s] += I.amax.fwd_s;
         si.bwd_s[s] += I.amax.bwd_s;
       }
